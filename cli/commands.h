@@ -1,0 +1,38 @@
+// The subcommands of the kiln command.
+#ifndef KILN_CLI_COMMANDS_H_
+#define KILN_CLI_COMMANDS_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kiln/directory.h"
+
+namespace kiln::cli {
+
+// Exit codes: every file valid / some file invalid / usage or I/O error.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInvalid = 1;
+inline constexpr int kExitUsage = 2;
+
+struct Options {
+  bool json = false;
+  ParseOptions parse;
+  std::vector<std::string> files;
+};
+
+// kiln validate: one verdict per file.
+[[nodiscard]] int RunValidate(const Options& options, std::ostream& out, std::ostream& err);
+// kiln inspect: the header and the tensor table of one file.
+[[nodiscard]] int RunInspect(const Options& options, std::ostream& out, std::ostream& err);
+// kiln rules: the rule table (Markdown with --markdown, else TSV).
+[[nodiscard]] int RunRules(bool markdown, std::ostream& out);
+
+// Text that is safe to print on a terminal: C0 and C1 control characters and
+// DEL become \xNN (or \u00NN for C1), so a hostile tensor name cannot move
+// the cursor or recolour the screen.
+[[nodiscard]] std::string Printable(std::string_view text);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLI_COMMANDS_H_

@@ -1,0 +1,143 @@
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "commands.h"
+#include "json.h"
+#include "mapped_file.h"
+
+namespace kiln::cli {
+namespace {
+
+std::string ShapeText(const Tensor& t) { return "[" + absl::StrJoin(t.dims(), ", ") + "]"; }
+
+std::string QuantText(const Tensor& t) {
+  const Quantization& q = t.quant;
+  if (q.scheme == QuantScheme::kNone) return "-";
+  std::string out = q.scheme == QuantScheme::kPerAxis
+                        ? absl::StrFormat("axis %d", q.axis)
+                        : absl::StrFormat("axis %d group %d", q.axis, q.group_size);
+  if (q.scale_index) absl::StrAppendFormat(&out, " scale #%d", *q.scale_index);
+  if (q.outer_index) absl::StrAppendFormat(&out, " outer #%d", *q.outer_index);
+  return out;
+}
+
+std::string FlagsText(const HeaderInfo& h) {
+  return absl::StrFormat("0x%02x (%slittle-endian)", h.flags, h.has_names() ? "names, " : "");
+}
+
+void PrintTable(const Directory& dir, std::ostream& out) {
+  const HeaderInfo& h = dir.header();
+  out << absl::StrFormat(
+      "version 2, flags %s\ntensor_count %d, name_bytes %d, directory_bytes %d, payload_base %d, "
+      "payload_bytes %d, block_length %d\n",
+      FlagsText(h), h.tensor_count, h.name_bytes, h.directory_bytes, h.payload_base,
+      h.payload_bytes, h.block_length);
+  if (h.tensor_count == 0) return;
+  using Row = std::array<std::string, 8>;
+  std::vector<Row> rows = {
+      {"index", "name", "dtype", "shape", "offset", "length", "quant", "layout"}};
+  for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
+    const Tensor t = dir.tensor(i);
+    rows.push_back(
+        {absl::StrCat(i), t.name.empty() ? "-" : Printable(t.name),
+         std::string(GetDtypeInfo(t.dtype).name), ShapeText(t), absl::StrCat(t.byte_offset),
+         absl::StrCat(t.byte_length), QuantText(t),
+         t.layout.empty() ? "-" : absl::StrFormat("%s/%d", Printable(t.layout), t.block_size)});
+  }
+  std::array<std::size_t, 8> width{};
+  for (const Row& r : rows) {
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  for (const Row& r : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      line += r[c];
+      if (c + 1 < r.size()) line += std::string(width[c] - r[c].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+}
+
+std::string TensorJson(const Tensor& t) {
+  const Quantization& q = t.quant;
+  std::string out = absl::StrFormat(
+      R"({"index": %d, "name": %s, "dtype": "%s", "shape": [%s], "element_count": %d, )"
+      R"("byte_offset": %d, "byte_length": %d, "layout": %s, "block_size": %d, )"
+      R"("quant": {"scheme": %d)",
+      t.index, t.name.empty() ? "null" : JsonString(t.name), GetDtypeInfo(t.dtype).name,
+      absl::StrJoin(t.dims(), ", "), t.element_count, t.byte_offset, t.byte_length,
+      t.layout.empty() ? "null" : JsonString(t.layout), t.block_size, static_cast<int>(q.scheme));
+  if (q.scheme != QuantScheme::kNone) {
+    absl::StrAppendFormat(&out, R"(, "axis": %d, "group_size": %d)", q.axis, q.group_size);
+  }
+  if (q.scale_index) absl::StrAppendFormat(&out, R"(, "scale_index": %d)", *q.scale_index);
+  if (q.outer_index) absl::StrAppendFormat(&out, R"(, "outer_index": %d)", *q.outer_index);
+  return out + "}}";
+}
+
+void PrintJson(const std::string& path, const Directory& dir, std::ostream& out) {
+  const HeaderInfo& h = dir.header();
+  out << absl::StrFormat(
+      R"({"file": %s, "ok": true, "header": {"version": 2, "flags": %d, "tensor_count": %d, )"
+      R"("name_bytes": %d, "payload_bytes": %d, "directory_bytes": %d, "payload_base": %d, )"
+      R"("block_length": %d}, "tensors": [)",
+      JsonString(path), h.flags, h.tensor_count, h.name_bytes, h.payload_bytes, h.directory_bytes,
+      h.payload_base, h.block_length);
+  for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
+    out << (i == 0 ? "\n  " : ",\n  ") << TensorJson(dir.tensor(i));
+  }
+  out << (dir.tensor_count() == 0 ? "]}\n" : "\n]}\n");
+}
+
+}  // namespace
+
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (c < 0x20 || c == 0x7f) {
+      absl::StrAppendFormat(&out, "\\x%02x", c);
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // C1 control, U+0080..U+009F
+      absl::StrAppendFormat(&out, "\\u%04x", next);
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
+  if (options.files.size() != 1) {
+    err << "kiln inspect: expects exactly one FILE\n";
+    return kExitUsage;
+  }
+  const std::string& path = options.files.front();
+  const MappedFile file(path);
+  if (!file.ok()) {
+    err << "kiln: " << Printable(path) << ": " << file.error() << "\n";
+    return kExitUsage;
+  }
+  const Result<Directory> r = Parse(file.bytes(), options.parse);
+  if (!r.ok()) {
+    if (options.json) {
+      out << "{\"file\": " << JsonString(path) << ", " << ErrorFields(r.error()) << "}\n";
+    } else {
+      out << Printable(path) << ": " << r.error().ToString() << "\n";
+    }
+    return kExitInvalid;
+  }
+  if (options.json) {
+    PrintJson(path, r.value(), out);
+  } else {
+    out << Printable(path) << ": ok\n";
+    PrintTable(r.value(), out);
+  }
+  return kExitOk;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,155 @@
+// Parsing a Kiln v2 tensor directory held in the caller's buffer.
+//
+// A successful parse returns a Directory: a validated, zero-copy view. Every
+// string and payload it hands out points into the caller's buffer, which must
+// outlive the Directory. Nothing is allocated before the header's counts have
+// been checked against the bytes present; scratch memory is at most one u32
+// per tensor, in at most one allocation (none when the caller passes scratch).
+#ifndef KILN_DIRECTORY_H_
+#define KILN_DIRECTORY_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "kiln/dtype.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+inline constexpr std::size_t kHeaderSize = 64;
+inline constexpr std::size_t kDescriptorSize = 128;
+inline constexpr std::size_t kPayloadAlignment = 64;
+inline constexpr std::size_t kMaxRank = 8;
+inline constexpr std::uint8_t kFlagNames = 0x01;
+inline constexpr std::uint8_t kFlagLittleEndian = 0x02;
+inline constexpr std::uint16_t kNoHeapSlice = 0xFFFF;
+inline constexpr std::uint16_t kNoAxis = 0xFFFF;
+inline constexpr std::uint32_t kNoTensor = 0xFFFFFFFF;
+
+// Limits a caller may set; exceeding one is LIMIT H7.
+//
+// The defaults are the format's own maxima, so that a parse with default
+// options gives exactly the rule set's verdict for every input. They do not
+// leave memory unbounded: counts are checked against the bytes present before
+// anything is allocated, and scratch is at most 4 bytes per 128-byte
+// descriptor. A service that wants a policy (say, at most 100,000 tensors or
+// 16 GiB per upload) lowers them.
+struct Limits {
+  std::uint64_t max_tensor_count = std::numeric_limits<std::uint32_t>::max();
+  std::uint64_t max_name_bytes = std::numeric_limits<std::uint32_t>::max();
+  std::uint64_t max_block_length = std::numeric_limits<std::uint64_t>::max();
+};
+
+enum class Mode : std::uint8_t {
+  // The buffer is the whole block (a file, an upload): trailing bytes are
+  // FRAME H8.
+  kWhole,
+  // The block starts the buffer and may be followed by other data;
+  // Directory::block_length() tells where it ends.
+  kPrefix,
+};
+
+struct ParseOptions {
+  Mode mode = Mode::kWhole;
+  Limits limits;
+  // Optional caller scratch. When it holds at least ScratchWords(count)
+  // words, the parse allocates nothing at all.
+  std::span<std::uint32_t> scratch;
+};
+
+// The header fields after rules H1..H7 hold.
+struct HeaderInfo {
+  std::uint8_t flags = 0;
+  std::uint32_t tensor_count = 0;
+  std::uint32_t name_bytes = 0;
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t directory_bytes = 0;
+  std::uint64_t payload_base = 0;  // (64 + directory_bytes + 63) & ~63
+  std::uint64_t block_length = 0;  // payload_base + payload_bytes
+
+  [[nodiscard]] bool has_names() const { return (flags & kFlagNames) != 0; }
+};
+
+enum class QuantScheme : std::uint16_t {
+  kNone = 0,
+  kPerAxis = 1,  // one scale per index along the axis
+  kGrouped = 2,  // one scale per group of group_size indices along the axis
+};
+
+struct Quantization {
+  QuantScheme scheme = QuantScheme::kNone;
+  std::uint16_t axis = kNoAxis;
+  std::uint32_t group_size = 0;
+  std::optional<std::uint32_t> scale_index;
+  std::optional<std::uint32_t> outer_index;
+};
+
+// One tensor of a validated directory.
+struct Tensor {
+  std::uint32_t index = 0;
+  std::string_view name;  // empty when the block has no names
+  Dtype dtype = Dtype::kF32;
+  std::uint8_t rank = 0;
+  std::array<std::uint64_t, kMaxRank> shape{};  // slots >= rank are 0
+  std::uint64_t element_count = 1;
+  std::uint64_t byte_offset = 0;  // from the start of the payload region
+  std::uint64_t byte_length = 0;
+  std::span<const std::uint8_t> payload;  // view into the caller's buffer
+  std::string_view layout;                // opaque layout name, else empty
+  std::uint32_t block_size = 0;           // opaque only
+  Quantization quant;
+
+  [[nodiscard]] std::span<const std::uint64_t> dims() const {
+    return std::span<const std::uint64_t>(shape).first(rank);
+  }
+};
+
+// A validated block. Cheap to copy; refers to the caller's buffer.
+class Directory {
+ public:
+  [[nodiscard]] const HeaderInfo& header() const { return header_; }
+  [[nodiscard]] std::uint32_t tensor_count() const { return header_.tensor_count; }
+  [[nodiscard]] std::uint64_t block_length() const { return header_.block_length; }
+  // The block's bytes (a prefix of the parsed buffer).
+  [[nodiscard]] std::span<const std::uint8_t> block() const { return block_; }
+  // The name heap's bytes.
+  [[nodiscard]] std::span<const std::uint8_t> name_heap() const;
+
+  // Tensor i. Throws std::out_of_range when i >= tensor_count().
+  [[nodiscard]] Tensor tensor(std::uint32_t i) const;
+  // The index of the tensor with this name, if any. O(tensor_count).
+  [[nodiscard]] std::optional<std::uint32_t> Find(std::string_view name) const;
+
+ private:
+  friend Result<Directory> Parse(std::span<const std::uint8_t>, const ParseOptions&);
+  Directory(HeaderInfo header, std::span<const std::uint8_t> block)
+      : header_(header), block_(block) {}
+
+  HeaderInfo header_;
+  std::span<const std::uint8_t> block_;
+};
+
+// Checks every rule, in the rule set's order, and returns the first failure
+// or the validated directory.
+[[nodiscard]] Result<Directory> Parse(std::span<const std::uint8_t> buffer,
+                                      const ParseOptions& options = {});
+
+// Checks rules H1..H7 on the start of a block (64 bytes are enough) and
+// returns its header, block_length included: a streaming reader learns how
+// many bytes to read before it calls Parse.
+[[nodiscard]] Result<HeaderInfo> ReadHeader(std::span<const std::uint8_t> first_bytes,
+                                            const Limits& limits = {});
+
+// The number of u32 words of scratch a parse of tensor_count tensors may use.
+[[nodiscard]] constexpr std::size_t ScratchWords(std::uint32_t tensor_count) {
+  return tensor_count;
+}
+
+}  // namespace kiln
+
+#endif  // KILN_DIRECTORY_H_

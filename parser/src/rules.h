@@ -1,0 +1,46 @@
+// The checks, grouped as the rule set groups them. Each returns the first
+// rule of its group that fails (in checking order), or nullopt.
+#ifndef KILN_SRC_RULES_H_
+#define KILN_SRC_RULES_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "bytes.h"
+#include "fail.h"
+#include "kiln/directory.h"
+#include "layout.h"
+#include "scratch.h"
+
+namespace kiln::internal {
+
+// H1..H7 on the start of the buffer.
+[[nodiscard]] Result<HeaderInfo> CheckHeader(Bytes buffer, const Limits& limits);
+// H8, H9 and L1, once the header is known.
+[[nodiscard]] Check CheckFraming(Bytes buffer, const HeaderInfo& h, Mode mode);
+// D1..D10, N1, N2, O1..O3, Q1..Q4 for descriptor i.
+[[nodiscard]] Check CheckDescriptor(Bytes block, const HeaderInfo& h, std::uint32_t i);
+// N3, N4, N5 over the whole heap.
+[[nodiscard]] Check CheckHeap(Bytes block, const HeaderInfo& h, Scratch& scratch);
+// Q5..Q7 for every quantised tensor, in descriptor order.
+[[nodiscard]] Check CheckScales(Bytes block, const HeaderInfo& h);
+// P1, P2 over the payload region.
+[[nodiscard]] Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch);
+
+// The element count of a descriptor that passed D2: 1 for rank 0, 0 when any
+// dimension is 0, nullopt when the exact product exceeds 2^64-1 (then
+// *overflow_dim, if given, is the dimension at which it did).
+[[nodiscard]] std::optional<std::uint64_t> ElementCount(const RawDescriptor& d,
+                                                        std::size_t* overflow_dim = nullptr);
+
+// ceil(count * bits / 8), or nullopt when it exceeds 2^64-1.
+[[nodiscard]] std::optional<std::uint64_t> ByteSize(std::uint64_t count, std::uint32_t bits);
+
+// "[2, 3, 4]"
+[[nodiscard]] std::string FormatShape(const RawDescriptor& d);
+
+}  // namespace kiln::internal
+
+#endif  // KILN_SRC_RULES_H_

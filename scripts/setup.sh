@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything kiln needs to build, test, fuzz and benchmark, from
+# Debian's packages only. Idempotent: packages already present are skipped by
+# apt-get, and the index is refreshed at most once per run.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build git
+  clang clang-tools clang-format clang-tidy llvm libclang-rt-dev
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  afl++ cppcheck python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "setup: all packages present"

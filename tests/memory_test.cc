@@ -1,0 +1,105 @@
+// Memory bounds: this binary replaces the global operator new to count what a
+// parse allocates. A hostile header (four billion tensors claimed) is refused
+// in a few KiB, and a parse allocates at most one block of one u32 per
+// tensor, none at all with caller scratch.
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "gtest/gtest.h"
+#include "kiln/directory.h"
+#include "support/block_builder.h"
+
+namespace {
+std::atomic<std::size_t> g_allocations{0};
+std::atomic<std::size_t> g_bytes{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1);
+  g_bytes.fetch_add(n);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void* operator new[](std::size_t n) { return operator new(n); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace kiln {
+namespace {
+
+using testing::BlockSpec;
+using testing::Buffer;
+using testing::Build;
+using testing::Put;
+using testing::TensorSpec;
+
+struct Counted {
+  std::size_t allocations;
+  std::size_t bytes;
+  bool ok;
+};
+
+Counted CountParse(const Buffer& b, const ParseOptions& options = {}) {
+  const std::size_t a0 = g_allocations.load(), b0 = g_bytes.load();
+  bool ok = false;
+  {
+    const Result<Directory> r = Parse(b, options);
+    ok = r.ok();
+  }
+  return {g_allocations.load() - a0, g_bytes.load() - b0, ok};
+}
+
+TEST(Memory, FourBillionTensorsRefusedInAFewKiB) {
+  Buffer b = Build(BlockSpec{});
+  Put(b, 8, 4000000000u, 4);
+  Put(b, 24, 4000000000ull * 128, 8);  // consistent: H6 holds
+  const Counted c = CountParse(b);
+  EXPECT_FALSE(c.ok);
+  EXPECT_LE(c.bytes, 4096u);  // the error message only
+}
+
+// Many tensors with names, stored out of offset order: both N5 and P1 need
+// scratch, and share one allocation of one u32 per tensor.
+Buffer ManyTensors(std::uint32_t n) {
+  BlockSpec spec;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    TensorSpec t;
+    t.name = "t" + std::to_string(i);
+    t.byte_offset = std::uint64_t{n - 1 - i} * 64;
+    spec.tensors.push_back(t);
+  }
+  return Build(spec);
+}
+
+TEST(Memory, ValidParseMakesOneAllocationOfOneWordPerTensor) {
+  const Buffer b = ManyTensors(1000);
+  const Counted c = CountParse(b);
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(c.allocations, 1u);
+  EXPECT_EQ(c.bytes, 1000u * sizeof(std::uint32_t));
+}
+
+TEST(Memory, CallerScratchMeansNoAllocation) {
+  const Buffer b = ManyTensors(1000);
+  std::vector<std::uint32_t> scratch(ScratchWords(1000));
+  ParseOptions options;
+  options.scratch = scratch;
+  const Counted c = CountParse(b, options);
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(c.allocations, 0u);
+}
+
+TEST(Memory, CanonicalUnnamedBlockNeedsNoScratch) {
+  BlockSpec spec;
+  spec.tensors.resize(500);
+  const Buffer b = Build(spec);
+  const Counted c = CountParse(b);
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(c.allocations, 0u);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -7,8 +7,9 @@ int RunRules(bool markdown, std::ostream& out) {
   if (markdown) out << "| id | class | rule |\n|---|---|---|\n";
   for (std::size_t i = 0; i < kRuleCount; ++i) {
     const auto r = static_cast<Rule>(i);
-    out << absl::StrFormat(markdown ? "| %s | %s | %s |\n" : "%s\t%s\t%s\n", RuleName(r),
-                           ErrorClassName(RuleClass(r)), RuleSummary(r));
+    const std::string_view id = RuleName(r), cls = ErrorClassName(RuleClass(r));
+    out << (markdown ? absl::StrFormat("| %s | %s | %s |\n", id, cls, RuleSummary(r))
+                     : absl::StrFormat("%s\t%s\t%s\n", id, cls, RuleSummary(r)));
   }
   return kExitOk;
 }

@@ -95,18 +95,39 @@ void PrintJson(const std::string& path, const Directory& dir, std::ostream& out)
 }  // namespace
 
 std::string Printable(std::string_view text) {
+  // Invisible characters that reorder or hide text on a terminal: bidi
+  // embeddings, overrides and isolates, and the direction marks.
+  struct Hidden {
+    std::string_view utf8;
+    unsigned code_point;
+  };
+  static constexpr Hidden kHidden[] = {{"\u061c", 0x061c}, {"\u200e", 0x200e}, {"\u200f", 0x200f},
+                                       {"\u202a", 0x202a}, {"\u202b", 0x202b}, {"\u202c", 0x202c},
+                                       {"\u202d", 0x202d}, {"\u202e", 0x202e}, {"\u2066", 0x2066},
+                                       {"\u2067", 0x2067}, {"\u2068", 0x2068}, {"\u2069", 0x2069}};
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
     const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
     if (c < 0x20 || c == 0x7f) {
       absl::StrAppendFormat(&out, "\\x%02x", c);
-    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // C1 control, U+0080..U+009F
+      continue;
+    }
+    if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // C1 control, U+0080..U+009F
       absl::StrAppendFormat(&out, "\\u%04x", next);
       ++i;
-    } else {
-      out += text[i];
+      continue;
     }
+    bool hidden = false;
+    for (const Hidden& h : kHidden) {
+      if (text.substr(i, h.utf8.size()) == h.utf8) {
+        absl::StrAppendFormat(&out, "\\u%04x", h.code_point);
+        i += h.utf8.size() - 1;
+        hidden = true;
+        break;
+      }
+    }
+    if (!hidden) out += text[i];
   }
   return out;
 }

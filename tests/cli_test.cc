@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "commands.h"
 #include "gtest/gtest.h"
 #include "support/golden.h"
 
@@ -106,6 +107,14 @@ TEST(Cli, CallerLimitIsLimitH7) {
   const Outcome r = Kiln("validate --max-block-bytes 199 " + Case("kiln-v2-f32"));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("LIMIT H7 at byte 16"), std::string::npos) << r.out;
+}
+
+// Names are printed so that they cannot drive or disguise the terminal.
+TEST(Cli, PrintableEscapesControlsAndBidi) {
+  EXPECT_EQ(cli::Printable("a\x1b[31mb"), "a\\x1b[31mb");
+  EXPECT_EQ(cli::Printable("x\xc2\x9by"), "x\\u009by");
+  EXPECT_EQ(cli::Printable("evil\u202egpj.exe"), "evil\\u202egpj.exe");
+  EXPECT_EQ(cli::Printable("caf\xc3\xa9 \xce\xb1"), "caf\xc3\xa9 \xce\xb1");
 }
 
 // The command agrees with the manifest on every golden case, in one run.

@@ -15,6 +15,12 @@ std::atomic<std::size_t> g_allocations{0};
 std::atomic<std::size_t> g_bytes{0};
 }  // namespace
 
+// These are the replaceable global allocation functions; GCC at -O2 takes the
+// free() in the replacement operator delete for a mismatched pair.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 void* operator new(std::size_t n) {
   g_allocations.fetch_add(1);
   g_bytes.fetch_add(n);

@@ -189,6 +189,10 @@ std::vector<Row> Rows() {
        Desc(0, 4), 0});
   add({"N2_EmptyNameWithFlagSet", "TYPE", "N2", Built(BlockSpec{{F32("w"), F32()}, {}, {}}),
        Desc(1, 4), 1});
+  add({"O1_LayoutLenOnF32", "TYPE", "O1",
+       Patched(One(), [](Buffer& b) { Put(b, Desc(0, t::kLayoutLen), 4, 2); }), Desc(0, 10), 0});
+  add({"N1_NameLenWithFlagClear", "TYPE", "N1",
+       Patched(One(), [](Buffer& b) { Put(b, Desc(0, t::kNameLen), 1, 2); }), Desc(0, 6), 0});
   add({"O1_BlockSizeOnF32", "TYPE", "O1",
        Patched(One(), [](Buffer& b) { Put(b, Desc(0, t::kBlockSize), 4, 4); }), Desc(0, 12), 0});
   add({"O2_OpaqueBlockSize0", "TYPE", "O2",
@@ -196,7 +200,7 @@ std::vector<Row> Rows() {
        Desc(0, 12), 0});
   add({"O2_OpaqueQuantised", "TYPE", "O2",
        Patched(One(Opaque(64, 32)), [](Buffer& b) { Put(b, Desc(0, t::kScheme), 1, 2); }),
-       Desc(0, 12), 0});
+       Desc(0, 16), 0});
   add({"O3_CountNotMultiple", "TYPE", "O3", Built(One(Opaque(65, 32))), Desc(0, 12), 0});
   add({"O3_LengthNotMultiple", "TYPE", "O3",
        Patched(One(Opaque(64, 32)), [](Buffer& b) { Put(b, Desc(0, t::kLength), 35, 8); }),
@@ -210,7 +214,7 @@ std::vector<Row> Rows() {
   add({"Q2_Scheme0WithAxis", "TYPE", "Q2",
        Patched(One(), [](Buffer& b) { Put(b, Desc(0, t::kAxis), 0, 2); }), Desc(0, 18), 0});
   add({"Q2_Scheme0WithOuter", "TYPE", "Q2",
-       Patched(One(), [](Buffer& b) { Put(b, Desc(0, t::kOuter), 0, 4); }), Desc(0, 18), 0});
+       Patched(One(), [](Buffer& b) { Put(b, Desc(0, t::kOuter), 0, 4); }), Desc(0, 28), 0});
   add({"Q3_AxisNotBelowRank", "TYPE", "Q3",
        Patched(PerAxis(), [](Buffer& b) { Put(b, Desc(0, t::kAxis), 2, 2); }), Desc(0, 18), 0});
   add({"Q4_Scheme1WithGroup", "TYPE", "Q4",

@@ -1,4 +1,5 @@
 // Rules D1..D10, N1, N2, O1..O3 and Q1..Q4: one descriptor on its own.
+#include <initializer_list>
 #include <string>
 
 #include "checked.h"
@@ -7,8 +8,8 @@
 namespace kiln::internal {
 namespace {
 
-constexpr std::uint8_t kSchemeNone = 0;
-constexpr std::uint8_t kSchemeGrouped = 2;
+constexpr std::uint16_t kSchemeNone = 0;
+constexpr std::uint16_t kSchemeGrouped = 2;
 
 // What the checks of one descriptor share.
 struct Ctx {
@@ -23,6 +24,19 @@ struct Ctx {
   }
   [[nodiscard]] bool opaque() const { return IsOpaque(dtype->dtype); }
 };
+
+// The offset of the first field, in descriptor order, whose value is wrong:
+// an error that covers several fields points at the one that broke it.
+struct FieldCheck {
+  std::size_t field;
+  bool wrong;
+};
+std::size_t FirstWrongField(std::initializer_list<FieldCheck> fields) {
+  for (const FieldCheck& f : fields) {
+    if (f.wrong) return f.field;
+  }
+  return fields.begin()->field;
+}
 
 // D3: byte 3 and bytes 112..127 are zero.
 Check CheckReservedBytes(DescriptorBytes bytes, std::uint32_t i) {
@@ -87,7 +101,10 @@ Check CheckRange(const Ctx& c) {
 Check CheckNameFields(const Ctx& c) {
   if (!c.h.has_names()) {
     if (c.d.name_off != kNoHeapSlice || c.d.name_len != 0) {
-      return FailTensor(Rule::N1, c.At(desc::kNameOff), c.i,
+      return FailTensor(Rule::N1,
+                        c.At(FirstWrongField({{desc::kNameOff, c.d.name_off != kNoHeapSlice},
+                                              {desc::kNameLen, c.d.name_len != 0}})),
+                        c.i,
                         "name flag is clear, but name_off is 0x%04x and name_len %d "
                         "(expected 0xffff and 0)",
                         c.d.name_off, c.d.name_len);
@@ -95,7 +112,10 @@ Check CheckNameFields(const Ctx& c) {
     return std::nullopt;
   }
   if (c.d.name_len == 0 || c.d.name_off == kNoHeapSlice) {
-    return FailTensor(Rule::N2, c.At(desc::kNameOff), c.i,
+    return FailTensor(Rule::N2,
+                      c.At(FirstWrongField({{desc::kNameOff, c.d.name_off == kNoHeapSlice},
+                                            {desc::kNameLen, c.d.name_len == 0}})),
+                      c.i,
                       "name flag is set, but name_off is 0x%04x and name_len %d "
                       "(every tensor needs a non-empty name)",
                       c.d.name_off, c.d.name_len);
@@ -108,7 +128,10 @@ Check CheckOpaque(const Ctx& c) {
   const RawDescriptor& d = c.d;
   if (!c.opaque()) {
     if (d.block_size != 0 || d.layout_off != kNoHeapSlice || d.layout_len != 0) {
-      return FailTensor(Rule::O1, c.At(d.block_size != 0 ? desc::kBlockSize : desc::kLayoutOff),
+      return FailTensor(Rule::O1,
+                        c.At(FirstWrongField({{desc::kLayoutOff, d.layout_off != kNoHeapSlice},
+                                              {desc::kLayoutLen, d.layout_len != 0},
+                                              {desc::kBlockSize, d.block_size != 0}})),
                         c.i,
                         "dtype %s is not opaque, but block_size is %d, layout_off 0x%04x, "
                         "layout_len %d (expected 0, 0xffff, 0)",
@@ -118,7 +141,12 @@ Check CheckOpaque(const Ctx& c) {
   }
   if (d.block_size == 0 || d.layout_len == 0 || d.layout_off == kNoHeapSlice ||
       d.quant_scheme != kSchemeNone) {
-    return FailTensor(Rule::O2, c.At(desc::kBlockSize), c.i,
+    return FailTensor(Rule::O2,
+                      c.At(FirstWrongField({{desc::kLayoutOff, d.layout_off == kNoHeapSlice},
+                                            {desc::kLayoutLen, d.layout_len == 0},
+                                            {desc::kBlockSize, d.block_size == 0},
+                                            {desc::kQuantScheme, d.quant_scheme != kSchemeNone}})),
+                      c.i,
                       "opaque tensor has block_size %d, layout_off 0x%04x, layout_len %d, "
                       "quant_scheme %d (needs block_size > 0, a layout name, scheme 0)",
                       d.block_size, d.layout_off, d.layout_len, d.quant_scheme);
@@ -146,7 +174,12 @@ Check CheckQuantFields(const Ctx& c) {
   if (d.quant_scheme == kSchemeNone) {
     if (d.quant_axis != kNoAxis || d.group_size != 0 || d.scale_index != kNoTensor ||
         d.outer_index != kNoTensor) {
-      return FailTensor(Rule::Q2, c.At(desc::kQuantAxis), c.i,
+      return FailTensor(Rule::Q2,
+                        c.At(FirstWrongField({{desc::kQuantAxis, d.quant_axis != kNoAxis},
+                                              {desc::kGroupSize, d.group_size != 0},
+                                              {desc::kScaleIndex, d.scale_index != kNoTensor},
+                                              {desc::kOuterIndex, d.outer_index != kNoTensor}})),
+                        c.i,
                         "quant_scheme 0, but quant_axis is 0x%04x, group_size %d, scale_index "
                         "0x%08x, outer_index 0x%08x (expected 0xffff, 0, 0xffffffff, 0xffffffff)",
                         d.quant_axis, d.group_size, d.scale_index, d.outer_index);

@@ -142,6 +142,11 @@ class Directory {
 // Checks rules H1..H7 on the start of a block (64 bytes are enough) and
 // returns its header, block_length included: a streaming reader learns how
 // many bytes to read before it calls Parse.
+//
+// block_length here is only what the header claims (up to 2^64-1 with the
+// default limits): nothing has been checked against bytes that exist yet. A
+// reader that allocates or reads block_length bytes must first bound it with
+// limits.max_block_length (exceeding it is LIMIT H7).
 [[nodiscard]] Result<HeaderInfo> ReadHeader(std::span<const std::uint8_t> first_bytes,
                                             const Limits& limits = {});
 

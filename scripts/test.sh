@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): formatting, the whole test
+# suite in the default build, again under ASan+UBSan and under
+# -fsanitize=integer, then a fuzz smoke run. Stops at the first failure.
+# Usage: scripts/test.sh [--quick]   (--quick: the default build only)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "clang-format"
+files=$(git ls-files '*.cc' '*.h')
+clang-format --dry-run --Werror $files
+echo "clang-format: clean"
+
+step "default build and tests"
+cmake --workflow --preset default
+
+step "rule table and traceability up to date"
+python3 scripts/gen_rules_doc.py --check
+
+if [ "${1:-}" = "--quick" ]; then exit 0; fi
+
+step "ASan + UBSan"
+cmake --workflow --preset asan-ubsan
+
+step "integer sanitizer"
+cmake --workflow --preset integer
+
+step "fuzz smoke"
+bash scripts/fuzz_smoke.sh "${KILN_FUZZ_SECONDS:-60}"
+
+step "all checks passed"

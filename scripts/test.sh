@@ -20,6 +20,15 @@ cmake --workflow --preset default
 step "rule table and traceability up to date"
 python3 scripts/gen_rules_doc.py --check
 
+step "install, then build a consumer with find_package(kiln)"
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install build/default --prefix "$prefix" >/dev/null
+cmake -S tests/install -B "$prefix/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$prefix/consumer" >/dev/null
+"$prefix/consumer/consumer" golden/cases/kiln-v2-f32.klnt | grep -qx "tensors: 1"
+echo "installed package: found, linked, parsed kiln-v2-f32"
+
 if [ "${1:-}" = "--quick" ]; then exit 0; fi
 
 step "ASan + UBSan"

@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build git
   clang clang-tools clang-format clang-tidy llvm libclang-rt-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libsimdjson-dev nlohmann-json3-dev
   afl++ cppcheck python3
 )
 

@@ -67,8 +67,8 @@ TEST(Memory, FourBillionTensorsRefusedInAFewKiB) {
   EXPECT_LE(c.bytes, 4096u);  // the error message only
 }
 
-// Many tensors with names, stored out of offset order: both N5 and P1 need
-// scratch, and share one allocation of one u32 per tensor.
+// Many tensors with names, stored out of offset order: both N5 (the name
+// table) and P1 (the offset order) need scratch, and share one allocation.
 Buffer ManyTensors(std::uint32_t n) {
   BlockSpec spec;
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -80,12 +80,15 @@ Buffer ManyTensors(std::uint32_t n) {
   return Build(spec);
 }
 
-TEST(Memory, ValidParseMakesOneAllocationOfOneWordPerTensor) {
-  const Buffer b = ManyTensors(1000);
-  const Counted c = CountParse(b);
-  EXPECT_TRUE(c.ok);
-  EXPECT_EQ(c.allocations, 1u);
-  EXPECT_EQ(c.bytes, 1000u * sizeof(std::uint32_t));
+TEST(Memory, ValidParseMakesOneAllocationOfAtMost16BytesPerTensor) {
+  for (std::uint32_t n : {2u, 3u, 1000u, 1025u}) {
+    const Buffer b = ManyTensors(n);
+    const Counted c = CountParse(b);
+    EXPECT_TRUE(c.ok);
+    EXPECT_EQ(c.allocations, 1u) << n;
+    EXPECT_EQ(c.bytes, ScratchWords(n) * sizeof(std::uint32_t)) << n;
+    EXPECT_LE(c.bytes, 16u * n) << n;
+  }
 }
 
 TEST(Memory, CallerScratchMeansNoAllocation) {

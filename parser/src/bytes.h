@@ -5,25 +5,41 @@
 #ifndef KILN_SRC_BYTES_H_
 #define KILN_SRC_BYTES_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
+#include <type_traits>
 
 namespace kiln::internal {
 
 using Bytes = std::span<const std::uint8_t>;
 
+// Reverses the bytes of an unsigned integer (for big-endian hosts).
+template <typename T>
+[[nodiscard]] constexpr T ByteSwap(T v) {
+  T r = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) {
+    r = static_cast<T>((r << 8) | (v & 0xFF));
+    v = static_cast<T>(v >> 8);
+  }
+  return r;
+}
+
 // Little-endian load of an unsigned T at compile-time offset Off of a
 // fixed-extent span. The static_assert makes an out-of-bounds field a build
-// error instead of a read past the end.
+// error instead of a read past the end. One load on a little-endian host.
 template <typename T, std::size_t Off, std::size_t N>
-[[nodiscard]] constexpr T LoadLe(std::span<const std::uint8_t, N> bytes) {
+[[nodiscard]] inline T LoadLe(std::span<const std::uint8_t, N> bytes) {
   static_assert(N != std::dynamic_extent, "LoadLe needs a fixed-size span");
   static_assert(Off + sizeof(T) <= N, "field past the end of its record");
+  static_assert(std::is_unsigned_v<T>);
   T v = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    v = static_cast<T>(v | static_cast<T>(static_cast<T>(bytes[Off + i]) << (8 * i)));
+  std::memcpy(&v, bytes.data() + Off, sizeof(T));
+  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
+    v = ByteSwap(v);
   }
   return v;
 }

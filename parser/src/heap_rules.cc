@@ -1,5 +1,7 @@
 // Rules N3, N4, N5: the name heap as a whole.
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <string_view>
 
 #include "absl/strings/escaping.h"
@@ -39,6 +41,8 @@ Check ForEachSlice(Bytes block, const HeaderInfo& h, Fn fn) {
   }
   return std::nullopt;
 }
+
+}  // namespace
 
 // N3: each slice starts where the previous one ended, the first at 0, none
 // ends past name_bytes, and the last ends at name_bytes.
@@ -81,6 +85,8 @@ Check CheckHeapUtf8(Bytes block, const HeaderInfo& h) {
   });
 }
 
+namespace {
+
 std::string_view NameOf(Bytes block, const HeaderInfo& h, std::uint32_t i) {
   const DescriptorBytes d = DescriptorAt(block, i);
   const Bytes name =
@@ -89,13 +95,42 @@ std::string_view NameOf(Bytes block, const HeaderInfo& h, std::uint32_t i) {
   return {reinterpret_cast<const char*>(name.data()), name.size()};
 }
 
-// N5: tensor names are unique as raw bytes. Sorting the indices by (name,
-// index) finds duplicates in O(N log N) whatever the names are; the tensor
-// reported is the lowest index whose name an earlier tensor already has.
-Check CheckUniqueNames(Bytes block, const HeaderInfo& h, Scratch& scratch) {
-  if (!h.has_names() || h.tensor_count < 2) return std::nullopt;
-  const std::span<std::uint32_t> idx = scratch.Get();
-  for (std::uint32_t i = 0; i < h.tensor_count; ++i) idx[i] = i;
+// A 64-bit hash of a name. Multiplication in 128 bits and folding the halves
+// never wraps (the integer sanitizer checks that), and every byte counts.
+std::uint64_t Mix(std::uint64_t a, std::uint64_t b) {
+  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+  return static_cast<std::uint64_t>(p) ^ static_cast<std::uint64_t>(p >> 64);
+}
+
+std::uint64_t HashName(std::string_view s) {
+  constexpr std::uint64_t kA = 0xa0761d6478bd642full, kB = 0xe7037ed1a0b428dbull;
+  std::uint64_t h = Mix(s.size() ^ kA, kB);
+  std::size_t i = 0;
+  for (; s.size() - i >= 8; i += 8) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, s.data() + i, 8);
+    h = Mix(h ^ w ^ kA, kB);
+  }
+  if (i < s.size()) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, s.data() + i, s.size() - i);
+    h = Mix(h ^ w ^ kB, kA);
+  }
+  return h;
+}
+
+Error DuplicateError(Bytes block, const HeaderInfo& h, std::uint32_t dup, std::uint32_t first) {
+  const std::string_view name = NameOf(block, h, dup);
+  return FailTensor(
+      Rule::N5, DescriptorFieldOffset(dup, desc::kNameOff), dup,
+      "name \"%s\" (%d bytes) repeats the name of tensor %d",
+      absl::CHexEscape(absl::string_view(name.data(), std::min<std::size_t>(name.size(), 64))),
+      name.size(), first);
+}
+
+// Sorting the indices by (name, index): O(N log N) whatever the names are.
+Check UniqueBySorting(Bytes block, const HeaderInfo& h, std::span<std::uint32_t> idx) {
+  for (std::uint32_t i = 0; i < idx.size(); ++i) idx[i] = i;
   std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
     const int c = NameOf(block, h, a).compare(NameOf(block, h, b));
     return c != 0 ? c < 0 : a < b;
@@ -111,20 +146,37 @@ Check CheckUniqueNames(Bytes block, const HeaderInfo& h, Scratch& scratch) {
     }
   }
   if (!dup) return std::nullopt;
-  const std::string_view name = NameOf(block, h, *dup);
-  return FailTensor(
-      Rule::N5, DescriptorFieldOffset(*dup, desc::kNameOff), *dup,
-      "name \"%s\" (%d bytes) repeats the name of tensor %d",
-      absl::CHexEscape(absl::string_view(name.data(), std::min<std::size_t>(name.size(), 64))),
-      name.size(), first);
+  return DuplicateError(block, h, *dup, first);
 }
 
 }  // namespace
 
-Check CheckHeap(Bytes block, const HeaderInfo& h, Scratch& scratch) {
-  if (Check e = CheckHeapOrder(block, h)) return e;
-  if (Check e = CheckHeapUtf8(block, h)) return e;
-  return CheckUniqueNames(block, h, scratch);
+// N5: tensor names are unique as raw bytes. Names go into an open-addressing
+// table of tensor indices in index order, so the first repeat found is the
+// lowest index whose name an earlier tensor has. Probing is budgeted: names
+// crafted to collide cannot make it quadratic, because past the budget the
+// check falls back to sorting, which gives the same verdict.
+Check CheckUniqueNames(Bytes block, const HeaderInfo& h, Scratch& scratch,
+                       std::optional<std::uint64_t> probe_budget) {
+  if (!h.has_names() || h.tensor_count < 2) return std::nullopt;
+  // A power of two of at least twice the tensors: at most half full.
+  const std::span<std::uint32_t> table = scratch.Get(ScratchWords(h.tensor_count));
+  std::fill(table.begin(), table.end(), kNoTensor);
+  const std::size_t mask = table.size() - 1;
+  std::uint64_t budget = probe_budget.value_or(8 * std::uint64_t{h.tensor_count} + 1024);
+  for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
+    const std::string_view name = NameOf(block, h, i);
+    for (std::size_t slot = HashName(name) & mask;; slot = (slot + 1) & mask) {
+      if (budget == 0) return UniqueBySorting(block, h, table.first(h.tensor_count));
+      --budget;
+      if (table[slot] == kNoTensor) {
+        table[slot] = i;
+        break;
+      }
+      if (NameOf(block, h, table[slot]) == name) return DuplicateError(block, h, i, table[slot]);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace kiln::internal

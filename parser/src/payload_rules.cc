@@ -32,7 +32,7 @@ class OffsetOrder {
       last = r.begin;
     }
     if (sorted_) return;
-    const std::span<std::uint32_t> idx = scratch.Get();
+    const std::span<std::uint32_t> idx = scratch.Get(count);
     std::size_t n = 0;
     for (std::uint32_t i = 0; i < count; ++i) {
       const Range r = RangeOf(block, i);
@@ -71,48 +71,52 @@ class OffsetOrder {
 };
 
 // P1: consecutive ranges in offset order do not overlap.
-Check CheckNoOverlap(const OffsetOrder& order) {
+Check CheckNoOverlap(Bytes block, const OffsetOrder& order) {
   std::optional<std::uint32_t> prev;
-  Range prev_range{0, 0};
+  std::uint64_t prev_end = 0;
   return order.Walk([&](std::uint32_t i, Range r) -> Check {
-    if (prev && r.begin < prev_range.end) {
-      return FailTensor(Rule::P1, DescriptorFieldOffset(i, desc::kByteOffset), i,
-                        "range [%d, %d) overlaps range [%d, %d) of tensor %d", r.begin, r.end,
-                        prev_range.begin, prev_range.end, *prev);
-    }
+    if (prev && r.begin < prev_end) return OverlapError(block, i, *prev);
     prev = i;
-    prev_range = r;
+    prev_end = r.end;
     return std::nullopt;
   });
 }
 
 // P2: the gaps between ranges, and after the last, are zero.
 Check CheckGapsZero(Bytes block, const HeaderInfo& h, const OffsetOrder& order) {
-  const Bytes payload = block.subspan(h.payload_base, h.payload_bytes);
   std::uint64_t cursor = 0;
-  auto gap = [&](std::uint64_t end) -> Check {
-    if (const auto at = FirstNonzero(payload.subspan(cursor, end - cursor))) {
-      const std::uint64_t pos = cursor + *at;
-      return Fail(Rule::P2, h.payload_base + pos,
-                  "payload byte %d (at byte %d of the block) is 0x%02x, but no tensor covers it",
-                  pos, h.payload_base + pos, payload[pos]);
-    }
-    return std::nullopt;
-  };
   Check e = order.Walk([&](std::uint32_t, Range r) -> Check {
-    if (Check g = gap(r.begin)) return g;
+    if (Check g = CheckGapZero(block, h, cursor, r.begin)) return g;
     cursor = r.end;
     return std::nullopt;
   });
   if (e) return e;
-  return gap(h.payload_bytes);
+  return CheckGapZero(block, h, cursor, h.payload_bytes);
 }
 
 }  // namespace
 
+Error OverlapError(Bytes block, std::uint32_t i, std::uint32_t prev) {
+  const Range r = RangeOf(block, i), p = RangeOf(block, prev);
+  return FailTensor(Rule::P1, DescriptorFieldOffset(i, desc::kByteOffset), i,
+                    "range [%d, %d) overlaps range [%d, %d) of tensor %d", r.begin, r.end, p.begin,
+                    p.end, prev);
+}
+
+Check CheckGapZero(Bytes block, const HeaderInfo& h, std::uint64_t from, std::uint64_t to) {
+  const Bytes gap = block.subspan(h.payload_base + from, to - from);
+  if (const auto at = FirstNonzero(gap)) {
+    const std::uint64_t pos = from + *at;
+    return Fail(Rule::P2, h.payload_base + pos,
+                "payload byte %d (at byte %d of the block) is 0x%02x, but no tensor covers it", pos,
+                h.payload_base + pos, gap[*at]);
+  }
+  return std::nullopt;
+}
+
 Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch) {
   const OffsetOrder order(block, h.tensor_count, scratch);
-  if (Check e = CheckNoOverlap(order)) return e;
+  if (Check e = CheckNoOverlap(block, order)) return e;
   return CheckGapsZero(block, h, order);
 }
 

@@ -22,12 +22,24 @@ namespace kiln::internal {
 [[nodiscard]] Check CheckFraming(Bytes buffer, const HeaderInfo& h, Mode mode);
 // D1..D10, N1, N2, O1..O3, Q1..Q4 for descriptor i.
 [[nodiscard]] Check CheckDescriptor(Bytes block, const HeaderInfo& h, std::uint32_t i);
-// N3, N4, N5 over the whole heap.
-[[nodiscard]] Check CheckHeap(Bytes block, const HeaderInfo& h, Scratch& scratch);
+// N3: the heap is exactly the slices, in order.
+[[nodiscard]] Check CheckHeapOrder(Bytes block, const HeaderInfo& h);
+// N4: every slice is well-formed UTF-8. Precondition: N3 held.
+[[nodiscard]] Check CheckHeapUtf8(Bytes block, const HeaderInfo& h);
+// N5: tensor names are unique. Precondition: N3 held. probe_budget bounds
+// the hash table's probes before it falls back to sorting (tests pass 0 to
+// exercise the fallback); nullopt: 8 per tensor plus 1024.
+[[nodiscard]] Check CheckUniqueNames(Bytes block, const HeaderInfo& h, Scratch& scratch,
+                                     std::optional<std::uint64_t> probe_budget = std::nullopt);
 // Q5..Q7 for every quantised tensor, in descriptor order.
 [[nodiscard]] Check CheckScales(Bytes block, const HeaderInfo& h);
-// P1, P2 over the payload region.
+// P1, P2 over the payload region, sorting the ranges by offset.
 [[nodiscard]] Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch);
+// P1 for tensor i, whose range overlaps that of tensor prev.
+[[nodiscard]] Error OverlapError(Bytes block, std::uint32_t i, std::uint32_t prev);
+// P2 over the payload bytes [from, to), offsets from the payload region.
+[[nodiscard]] Check CheckGapZero(Bytes block, const HeaderInfo& h, std::uint64_t from,
+                                 std::uint64_t to);
 
 // The element count of a descriptor that passed D2: 1 for rank 0, 0 when any
 // dimension is 0, nullopt when the exact product exceeds 2^64-1 (then

@@ -2,6 +2,7 @@
 #ifndef KILN_TESTS_SUPPORT_GOLDEN_H_
 #define KILN_TESTS_SUPPORT_GOLDEN_H_
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct GoldenCase {
 
   [[nodiscard]] bool valid() const { return expect == "ok"; }
 };
+
+// GoogleTest prints a case by its name.
+inline void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name; }
 
 // Every case of the manifest, in manifest order. Fails the calling test
 // (ADD_FAILURE) when the manifest is missing or malformed.

@@ -3,12 +3,13 @@
 // A successful parse returns a Directory: a validated, zero-copy view. Every
 // string and payload it hands out points into the caller's buffer, which must
 // outlive the Directory. Nothing is allocated before the header's counts have
-// been checked against the bytes present; scratch memory is at most one u32
+// been checked against the bytes present; scratch memory is at most 16 bytes
 // per tensor, in at most one allocation (none when the caller passes scratch).
 #ifndef KILN_DIRECTORY_H_
 #define KILN_DIRECTORY_H_
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -36,7 +37,7 @@ inline constexpr std::uint32_t kNoTensor = 0xFFFFFFFF;
 // The defaults are the format's own maxima, so that a parse with default
 // options gives exactly the rule set's verdict for every input. They do not
 // leave memory unbounded: counts are checked against the bytes present before
-// anything is allocated, and scratch is at most 4 bytes per 128-byte
+// anything is allocated, and scratch is at most 16 bytes per 128-byte
 // descriptor. A service that wants a policy (say, at most 100,000 tensors or
 // 16 GiB per upload) lowers them.
 struct Limits {
@@ -150,9 +151,12 @@ class Directory {
 [[nodiscard]] Result<HeaderInfo> ReadHeader(std::span<const std::uint8_t> first_bytes,
                                             const Limits& limits = {});
 
-// The number of u32 words of scratch a parse of tensor_count tensors may use.
+// The number of u32 words of scratch a parse of tensor_count tensors may use:
+// the name table of rule N5, a power of two of at least twice the tensor
+// count (so at most 16 bytes per tensor), which also holds the offset order
+// of rule P1.
 [[nodiscard]] constexpr std::size_t ScratchWords(std::uint32_t tensor_count) {
-  return tensor_count;
+  return std::bit_ceil(std::size_t{2} * (tensor_count == 0 ? 1 : tensor_count));
 }
 
 }  // namespace kiln

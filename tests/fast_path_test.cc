@@ -1,0 +1,118 @@
+// The fast paths of Parse never change a verdict. For every golden case and
+// every single-bit flip of the valid ones, Parse agrees (rule, offset,
+// tensor) with running each rule group's full check in the specified order,
+// and the plain-descriptor fast path accepts only descriptors that the
+// per-rule descriptor check accepts.
+#include "gtest/gtest.h"
+#include "kiln/directory.h"
+#include "plain_descriptor.h"
+#include "rules.h"
+#include "support/golden.h"
+
+namespace kiln {
+namespace {
+
+using internal::Check;
+using testing::Buffer;
+
+// Every rule group in order, with no fast path and no shortcut.
+Check CheckRuleByRule(const Buffer& b) {
+  const Result<HeaderInfo> hr = internal::CheckHeader(b, Limits{});
+  if (!hr.ok()) return hr.error();
+  const HeaderInfo& h = hr.value();
+  if (Check e = internal::CheckFraming(b, h, Mode::kWhole)) return e;
+  const internal::Bytes block = std::span(b).first(h.block_length);
+  for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
+    if (Check e = internal::CheckDescriptor(block, h, i)) return e;
+  }
+  internal::Scratch scratch({});
+  if (Check e = internal::CheckHeapOrder(block, h)) return e;
+  if (Check e = internal::CheckHeapUtf8(block, h)) return e;
+  if (Check e = internal::CheckUniqueNames(block, h, scratch)) return e;
+  if (Check e = internal::CheckScales(block, h)) return e;
+  return internal::CheckPayloads(block, h, scratch);
+}
+
+// N5's sorting fallback (taken when crafted names exhaust the hash table's
+// probe budget) gives the same verdict as the table.
+TEST(FastPath, N5SortFallbackSameVerdict) {
+  std::size_t named = 0;
+  for (const testing::GoldenCase& c : testing::LoadManifest()) {
+    const Buffer b = testing::ReadFile(c.path);
+    const Result<HeaderInfo> hr = internal::CheckHeader(b, Limits{});
+    if (!hr.ok() || internal::CheckFraming(b, hr.value(), Mode::kWhole)) continue;
+    const internal::Bytes block = std::span(b).first(hr.value().block_length);
+    if (internal::CheckHeapOrder(block, hr.value())) continue;
+    internal::Scratch s1({}), s2({});
+    const Check table = internal::CheckUniqueNames(block, hr.value(), s1);
+    const Check sorted = internal::CheckUniqueNames(block, hr.value(), s2, 0);
+    ASSERT_EQ(table.has_value(), sorted.has_value()) << c.name;
+    if (table) {
+      EXPECT_EQ(table->tensor, sorted->tensor) << c.name;
+      EXPECT_EQ(table->message, sorted->message) << c.name;
+    }
+    named += hr.value().has_names() ? 1 : 0;
+  }
+  EXPECT_GT(named, 10u);
+}
+
+struct Tally {
+  std::size_t fast_accepts = 0;
+};
+
+void ExpectSameVerdict(const Buffer& b, const std::string& what, Tally& tally) {
+  const Result<Directory> fast = Parse(b);
+  const Check slow = CheckRuleByRule(b);
+  ASSERT_EQ(fast.ok(), !slow.has_value())
+      << what << ": Parse " << (fast.ok() ? "ok" : fast.error().ToString()) << ", rule by rule "
+      << (slow ? slow->ToString() : "ok");
+  if (slow) {
+    EXPECT_EQ(fast.error().rule, slow->rule) << what;
+    EXPECT_EQ(fast.error().offset, slow->offset) << what;
+    EXPECT_EQ(fast.error().tensor, slow->tensor) << what;
+  }
+  // The plain fast path on each descriptor of a framed block.
+  const Result<HeaderInfo> hr = internal::CheckHeader(b, Limits{});
+  if (!hr.ok() || internal::CheckFraming(b, hr.value(), Mode::kWhole)) return;
+  const internal::Bytes block = std::span(b).first(hr.value().block_length);
+  for (std::uint32_t i = 0; i < hr.value().tensor_count; ++i) {
+    internal::DescriptorFacts f;
+    const auto d = internal::DescriptorAt(block, i);
+    if (!internal::PlainDescriptorOk(d, hr.value(), &f)) continue;
+    ++tally.fast_accepts;
+    const Check e = internal::CheckDescriptor(block, hr.value(), i);
+    ASSERT_FALSE(e.has_value()) << what << ": fast path accepted descriptor " << i << " that fails "
+                                << e->ToString();
+    const internal::DescriptorFacts g = internal::FactsOf(d);
+    EXPECT_EQ(f.byte_offset, g.byte_offset);
+    EXPECT_EQ(f.byte_length, g.byte_length);
+    EXPECT_EQ(f.name_off, g.name_off);
+    EXPECT_EQ(f.name_len, g.name_len);
+    EXPECT_FALSE(g.has_layout || g.quantised);
+  }
+}
+
+TEST(FastPath, EveryGoldenCaseSameVerdict) {
+  Tally tally;
+  for (const testing::GoldenCase& c : testing::LoadManifest()) {
+    ExpectSameVerdict(testing::ReadFile(c.path), c.name, tally);
+  }
+  EXPECT_GT(tally.fast_accepts, 100u);  // the fast path is really taken
+}
+
+TEST(FastPath, EveryBitFlipOfValidCasesSameVerdict) {
+  Tally tally;
+  for (const testing::GoldenCase& c : testing::ValidCases()) {
+    const Buffer original = testing::ReadFile(c.path);
+    for (std::size_t bit = 0; bit < original.size() * 8; ++bit) {
+      Buffer b = original;
+      b[bit / 8] = static_cast<std::uint8_t>(b[bit / 8] ^ (1u << (bit % 8)));
+      ExpectSameVerdict(b, c.name + " bit " + std::to_string(bit), tally);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  EXPECT_GT(tally.fast_accepts, 1000u);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): formatting, the whole test
-# suite in the default build, again under ASan+UBSan and under
-# -fsanitize=integer, then a fuzz smoke run. Stops at the first failure.
+# suite in the default build, static analysis, the generated docs, an install
+# test, the suite again under ASan+UBSan and under -fsanitize=integer, a
+# sample of mutation testing, then a fuzz smoke run. Stops at the first
+# failure.
 # Usage: scripts/test.sh [--quick]   (--quick: the default build only)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,6 +18,9 @@ echo "clang-format: clean"
 
 step "default build and tests"
 cmake --workflow --preset default
+
+step "static analysis of parser/ (clang-tidy, cppcheck)"
+bash scripts/lint.sh
 
 step "rule table and traceability up to date"
 python3 scripts/gen_rules_doc.py --check
@@ -36,6 +41,9 @@ cmake --workflow --preset asan-ubsan
 
 step "integer sanitizer"
 cmake --workflow --preset integer
+
+step "mutation testing: a sample (the full report is docs/mutation.md)"
+python3 scripts/mutate.py --sample "${KILN_MUTANTS:-16}" --seed 1 --min-kill 0.7
 
 step "fuzz smoke"
 bash scripts/fuzz_smoke.sh "${KILN_FUZZ_SECONDS:-60}"

@@ -193,6 +193,12 @@ std::vector<Row> Rows() {
        Patched(One(), [](Buffer& b) { Put(b, Desc(0, t::kLayoutLen), 4, 2); }), Desc(0, 10), 0});
   add({"N1_NameLenWithFlagClear", "TYPE", "N1",
        Patched(One(), [](Buffer& b) { Put(b, Desc(0, t::kNameLen), 1, 2); }), Desc(0, 6), 0});
+  add({"N2_NameLenZeroPointsAtNameLen", "TYPE", "N2",
+       Patched(BlockSpec{{F32("w"), F32("v")}, {}, {}},
+               [](Buffer& b) { Put(b, Desc(1, t::kNameLen), 0, 2); }),
+       Desc(1, 6), 1});
+  add({"O1_BlockSize1OnF32", "TYPE", "O1",
+       Patched(One(), [](Buffer& b) { Put(b, Desc(0, t::kBlockSize), 1, 4); }), Desc(0, 12), 0});
   add({"O1_BlockSizeOnF32", "TYPE", "O1",
        Patched(One(), [](Buffer& b) { Put(b, Desc(0, t::kBlockSize), 4, 4); }), Desc(0, 12), 0});
   add({"O2_OpaqueBlockSize0", "TYPE", "O2",

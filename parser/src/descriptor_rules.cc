@@ -1,4 +1,5 @@
 // Rules D1..D10, N1, N2, O1..O3 and Q1..Q4: one descriptor on its own.
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 
@@ -28,14 +29,14 @@ struct Ctx {
 // The offset of the first field, in descriptor order, whose value is wrong:
 // an error that covers several fields points at the one that broke it.
 struct FieldCheck {
+  // cppcheck-suppress unusedStructMember ; read through the find_if result
   std::size_t field;
   bool wrong;
 };
 std::size_t FirstWrongField(std::initializer_list<FieldCheck> fields) {
-  for (const FieldCheck& f : fields) {
-    if (f.wrong) return f.field;
-  }
-  return fields.begin()->field;
+  const auto* wrong =
+      std::find_if(fields.begin(), fields.end(), [](const FieldCheck& f) { return f.wrong; });
+  return wrong != fields.end() ? wrong->field : fields.begin()->field;
 }
 
 // D3: byte 3 and bytes 112..127 are zero.
@@ -203,9 +204,8 @@ Check CheckQuantFields(const Ctx& c) {
 
 std::optional<std::uint64_t> ElementCount(const RawDescriptor& d, std::size_t* overflow_dim) {
   const auto dims = std::span<const std::uint64_t>(d.shape).first(d.rank);
-  for (std::uint64_t dim : dims) {
-    if (dim == 0) return 0;  // D5: a zero dimension counts 0, whatever else
-  }
+  // D5: a zero dimension counts 0, whatever the other dimensions are.
+  if (std::any_of(dims.begin(), dims.end(), [](std::uint64_t dim) { return dim == 0; })) return 0;
   std::uint64_t count = 1;
   for (std::size_t k = 0; k < dims.size(); ++k) {
     const auto next = CheckedMul(count, dims[k]);

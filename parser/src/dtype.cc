@@ -1,5 +1,6 @@
 #include "kiln/dtype.h"
 
+#include <algorithm>
 #include <array>
 
 namespace kiln {
@@ -15,15 +16,18 @@ static_assert(kDtypes.back().dtype == Dtype::kOpaque, "the opaque dtype ends the
 // Index into kDtypes by code, for the dense codes 0..kDenseCodes-1; -1 where
 // the code is not in the table.
 constexpr std::size_t kDenseCodes = 32;
-constexpr std::array<int, kDenseCodes> kDense = [] {
+constexpr std::array<int, kDenseCodes> MakeDense() {
   std::array<int, kDenseCodes> t{};
   t.fill(-1);
-  for (std::size_t i = 0; i < kDtypes.size(); ++i) {
-    const auto code = static_cast<std::size_t>(kDtypes[i].dtype);
-    if (code < kDenseCodes) t[code] = static_cast<int>(i);
+  int i = 0;
+  for (const DtypeInfo& d : kDtypes) {
+    const auto code = static_cast<std::size_t>(d.dtype);
+    if (code < kDenseCodes) t.at(code) = i;
+    ++i;
   }
   return t;
-}();
+}
+constexpr std::array<int, kDenseCodes> kDense = MakeDense();
 
 }  // namespace
 
@@ -43,10 +47,9 @@ const DtypeInfo& GetDtypeInfo(Dtype dtype) {
 }
 
 const DtypeInfo* FindDtypeByName(std::string_view name) {
-  for (const DtypeInfo& d : kDtypes) {
-    if (d.name == name) return &d;
-  }
-  return nullptr;
+  const auto* it = std::find_if(kDtypes.begin(), kDtypes.end(),
+                                [&](const DtypeInfo& d) { return d.name == name; });
+  return it != kDtypes.end() ? it : nullptr;
 }
 
 }  // namespace kiln

@@ -163,7 +163,8 @@ Check CheckUniqueNames(Bytes block, const HeaderInfo& h, Scratch& scratch,
   const std::span<std::uint32_t> table = scratch.Get(ScratchWords(h.tensor_count));
   std::fill(table.begin(), table.end(), kNoTensor);
   const std::size_t mask = table.size() - 1;
-  std::uint64_t budget = probe_budget.value_or(8 * std::uint64_t{h.tensor_count} + 1024);
+  const std::uint64_t default_budget = 8 * std::uint64_t{h.tensor_count} + 1024;
+  std::uint64_t budget = probe_budget ? *probe_budget : default_budget;
   for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
     const std::string_view name = NameOf(block, h, i);
     for (std::size_t slot = HashName(name) & mask;; slot = (slot + 1) & mask) {

@@ -8,7 +8,7 @@
 namespace kiln {
 
 enum class Dtype : std::uint16_t {
-#define KILN_DTYPE(e, code, name, bits, scale) e = code,
+#define KILN_DTYPE(e, code, name, bits, scale) e = (code),
 #include "kiln/dtypes.inc"
 #undef KILN_DTYPE
 };

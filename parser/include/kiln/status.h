@@ -31,11 +31,17 @@ enum class Rule : std::uint8_t {
 #undef KILN_RULE
 };
 
-inline constexpr std::size_t kRuleCount = 0
-#define KILN_RULE(id, cls, summary) +1
+namespace rules_detail {
+enum RuleIndex : std::size_t {
+#define KILN_RULE(id, cls, summary) id,
 #include "kiln/rules.inc"
 #undef KILN_RULE
-    ;
+  kCount
+};
+}  // namespace rules_detail
+
+// The number of rules.
+inline constexpr std::size_t kRuleCount = rules_detail::kCount;
 
 // "FRAME", "TYPE", "LIMIT" or "UTF8".
 [[nodiscard]] std::string_view ErrorClassName(ErrorClass c);
@@ -69,8 +75,11 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit on purpose
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT: implicit on purpose
+  // Implicit on purpose, so a function returns a value or an Error directly.
+  // cppcheck-suppress noExplicitConstructor
+  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  // cppcheck-suppress noExplicitConstructor
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const { return v_.index() == 0; }
   // Precondition: ok(). Throws std::bad_variant_access otherwise.

@@ -1,0 +1,333 @@
+// BlockWriter: canonical blocks, checked with the parser's own rule checks.
+#include "kiln/writer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/escaping.h"
+#include "checked.h"
+#include "kiln/utf8.h"
+#include "rules.h"
+
+namespace kiln {
+namespace {
+
+using internal::Check;
+using internal::DescriptorFieldOffset;
+using internal::Fail;
+using internal::FailTensor;
+namespace desc = internal::desc;
+
+constexpr std::size_t kChunk = std::size_t{1} << 20;
+
+void Put(std::span<std::uint8_t> b, std::size_t at, std::uint64_t v, std::size_t size) {
+  for (std::size_t k = 0; k < size; ++k) b[at + k] = static_cast<std::uint8_t>(v >> (8 * k));
+}
+
+// The parser reported an error for descriptor 0 of a one-tensor scratch
+// block; move it to descriptor i of the block being built.
+Error Relocate(Error e, std::uint32_t i) {
+  if (e.tensor) {
+    e.offset += std::uint64_t{kDescriptorSize} * i;
+    e.tensor = i;
+  }
+  return e;
+}
+
+std::string Quoted(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 64)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') {
+      out += absl::StrFormat("\\x%02x", u);
+    } else {
+      out += c;
+    }
+  }
+  return "\"" + out + (s.size() > 64 ? "...\"" : "\"");
+}
+
+// The fields of one descriptor, as the writer stores them.
+void EncodeDescriptor(std::span<std::uint8_t> d, const TensorRequest& r, std::uint16_t name_off,
+                      std::uint16_t layout_off, std::uint64_t offset, std::uint64_t length) {
+  Put(d, desc::kDtype, static_cast<std::uint16_t>(r.dtype), 2);
+  Put(d, desc::kRank, r.shape.size(), 1);
+  Put(d, desc::kNameOff, r.name.empty() ? kNoHeapSlice : name_off, 2);
+  Put(d, desc::kNameLen, r.name.size(), 2);
+  Put(d, desc::kLayoutOff, r.layout.empty() ? kNoHeapSlice : layout_off, 2);
+  Put(d, desc::kLayoutLen, r.layout.size(), 2);
+  Put(d, desc::kBlockSize, r.block_size, 4);
+  Put(d, desc::kQuantScheme, static_cast<std::uint16_t>(r.scheme), 2);
+  Put(d, desc::kQuantAxis, r.axis, 2);
+  Put(d, desc::kGroupSize, r.group_size, 4);
+  Put(d, desc::kScaleIndex, r.scale_index.value_or(kNoTensor), 4);
+  Put(d, desc::kOuterIndex, r.outer_index.value_or(kNoTensor), 4);
+  Put(d, desc::kByteOffset, offset, 8);
+  Put(d, desc::kByteLength, length, 8);
+  for (std::size_t k = 0; k < r.shape.size(); ++k) Put(d, desc::kShape + 8 * k, r.shape[k], 8);
+}
+
+// The header of a block.
+void EncodeHeader(std::span<std::uint8_t> b, const HeaderInfo& h) {
+  std::copy_n("KLNT", 4, b.begin());
+  b[4] = 2;
+  b[5] = h.flags;
+  Put(b, 8, h.tensor_count, 4);
+  Put(b, 12, h.name_bytes, 4);
+  Put(b, 16, h.payload_bytes, 8);
+  Put(b, 24, h.directory_bytes, 8);
+}
+
+}  // namespace
+
+Payload Payload::Bytes(std::span<const std::uint8_t> bytes) {
+  Payload p;
+  p.size_ = bytes.size();
+  p.bytes_ = bytes;
+  return p;
+}
+
+Payload Payload::Stream(std::uint64_t size, PayloadReader read) {
+  Payload p;
+  p.size_ = size;
+  p.read_ = std::move(read);
+  return p;
+}
+
+Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) {
+  if (tensors_.size() >= kNoTensor) {
+    return Fail(Rule::H7, 8, "tensor_count cannot exceed 2^32-1");
+  }
+  const auto i = static_cast<std::uint32_t>(tensors_.size());
+  if (r.shape.size() > kMaxRank) {
+    return FailTensor(Rule::D2, DescriptorFieldOffset(i, desc::kRank), i, "rank is %d, at most 8",
+                      r.shape.size());
+  }
+  if (r.name.size() > 0xFFFF || r.layout.size() > 0xFFFF) {
+    return FailTensor(Rule::H7, DescriptorFieldOffset(i, desc::kNameLen), i,
+                      "a name or layout name of %d bytes does not fit name_len (a u16)",
+                      std::max(r.name.size(), r.layout.size()));
+  }
+  // Canonical placement: zero-length payloads at 0, others at the next
+  // multiple of 64 after the previous payload.
+  const std::uint64_t length = payload.size();
+  std::uint64_t offset = 0;
+  if (length != 0) {
+    const auto aligned = internal::AlignUp64(payload_end_);
+    if (!aligned) {
+      return FailTensor(Rule::H7, DescriptorFieldOffset(i, desc::kByteOffset), i,
+                        "the payloads before this tensor already end at %d", payload_end_);
+    }
+    offset = *aligned;
+  }
+  const auto end = internal::CheckedAdd(offset, length);
+
+  // D1..D10, N1, N2 (for this tensor), O1..O3, Q1..Q4: the parser's own
+  // checks, on a block holding this one descriptor. The layout offset is
+  // known only once every name is in; any value but 0xFFFF checks the same.
+  std::vector<std::uint8_t> scratch(kHeaderSize + kDescriptorSize, 0);
+  const std::span<std::uint8_t> d = std::span(scratch).subspan(kHeaderSize);
+  EncodeDescriptor(d, r, 0, 0, offset, length);
+  HeaderInfo one;
+  one.flags = static_cast<std::uint8_t>(kFlagLittleEndian | (r.name.empty() ? 0 : kFlagNames));
+  one.tensor_count = 1;
+  one.directory_bytes = kDescriptorSize;
+  one.payload_bytes = end.value_or(~std::uint64_t{0});
+  one.payload_base = kHeaderSize + kDescriptorSize;
+  if (Check e = internal::CheckDescriptor(scratch, one, 0)) return Relocate(*std::move(e), i);
+
+  // N2 across tensors: all named or all unnamed.
+  if (!r.name.empty() && first_unnamed_) {
+    return FailTensor(Rule::N2, DescriptorFieldOffset(*first_unnamed_, desc::kNameOff),
+                      *first_unnamed_,
+                      "tensor %d is unnamed, but tensor %d is named: once one tensor has a name, "
+                      "every tensor needs one",
+                      *first_unnamed_, i);
+  }
+  if (r.name.empty() && !name_index_.empty()) {
+    return FailTensor(Rule::N2, DescriptorFieldOffset(i, desc::kNameOff), i,
+                      "tensor %d is unnamed, but earlier tensors are named", i);
+  }
+  if (!r.name.empty() && names_.size() >= kNoHeapSlice) {
+    return FailTensor(Rule::H7, DescriptorFieldOffset(i, desc::kNameOff), i,
+                      "name %s would start at heap offset %d, but name_off is a u16 below 0xffff "
+                      "(the heap holds about 64 KiB of names)",
+                      Quoted(r.name), names_.size());
+  }
+  // N4, N5.
+  for (const std::string* text : {&r.name, &r.layout}) {
+    if (!IsWellFormedUtf8(*text)) {
+      return FailTensor(Rule::N4, DescriptorFieldOffset(i, desc::kNameOff), i,
+                        "%s %s is not well-formed UTF-8", text == &r.name ? "name" : "layout name",
+                        absl::CHexEscape(absl::string_view(text->data(), text->size())));
+    }
+  }
+  if (!r.name.empty()) {
+    if (const auto it = name_index_.find(r.name); it != name_index_.end()) {
+      return FailTensor(Rule::N5, DescriptorFieldOffset(i, desc::kNameOff), i,
+                        "name %s repeats the name of tensor %d", Quoted(r.name), it->second);
+    }
+  }
+
+  Entry entry;
+  entry.descriptor.assign(d.begin(), d.end());
+  Put(entry.descriptor, desc::kNameOff, r.name.empty() ? kNoHeapSlice : names_.size(), 2);
+  entry.layout = r.layout;
+  entry.offset = offset;
+  entry.length = length;
+  entry.payload = std::move(payload);
+  tensors_.push_back(std::move(entry));
+  if (r.name.empty()) {
+    if (!first_unnamed_) first_unnamed_ = i;
+  } else {
+    name_index_.emplace(r.name, i);
+    names_ += r.name;
+  }
+  if (length != 0) payload_end_ = *end;
+  return i;
+}
+
+Result<std::vector<std::uint8_t>> BlockWriter::Directory() const {
+  std::string heap = names_;
+  std::vector<std::vector<std::uint8_t>> descriptors;
+  for (std::uint32_t i = 0; i < tensor_count(); ++i) {
+    std::vector<std::uint8_t> d = tensors_[i].descriptor;
+    if (!tensors_[i].layout.empty()) {
+      if (heap.size() >= kNoHeapSlice) {
+        return FailTensor(Rule::H7, DescriptorFieldOffset(i, desc::kLayoutOff), i,
+                          "layout name would start at heap offset %d, but layout_off is a u16 "
+                          "below 0xffff",
+                          heap.size());
+      }
+      Put(d, desc::kLayoutOff, heap.size(), 2);
+      heap += tensors_[i].layout;
+    }
+    descriptors.push_back(std::move(d));
+  }
+  HeaderInfo h;
+  h.tensor_count = tensor_count();
+  h.flags = static_cast<std::uint8_t>(kFlagLittleEndian | (name_index_.empty() ? 0 : kFlagNames));
+  h.name_bytes = static_cast<std::uint32_t>(heap.size());  // < 2 * 0xffff
+  h.directory_bytes = std::uint64_t{kDescriptorSize} * h.tensor_count + h.name_bytes;
+  h.payload_bytes = payload_end_;
+  h.payload_base = *internal::AlignUp64(kHeaderSize + h.directory_bytes);  // < 2^40
+  const auto block_length = internal::CheckedAdd(h.payload_base, h.payload_bytes);
+  if (!block_length) {
+    return Fail(Rule::H7, 16, "payload_base %d + payload_bytes %d exceeds 2^64-1", h.payload_base,
+                h.payload_bytes);
+  }
+  h.block_length = *block_length;
+  std::vector<std::uint8_t> out(h.payload_base, 0);
+  EncodeHeader(out, h);
+  for (std::uint32_t i = 0; i < tensor_count(); ++i) {
+    std::copy(descriptors[i].begin(), descriptors[i].end(),
+              out.begin() + static_cast<std::ptrdiff_t>(internal::HeapStart(i)));
+  }
+  std::copy(heap.begin(), heap.end(),
+            out.begin() + static_cast<std::ptrdiff_t>(internal::HeapStart(h.tensor_count)));
+  // Q5..Q7 need every tensor: the parser's check, on the directory.
+  if (Check e = internal::CheckScales(out, h)) return *std::move(e);
+  return out;
+}
+
+Result<std::uint64_t> BlockWriter::BlockLength() const {
+  Result<std::vector<std::uint8_t>> dir = Directory();
+  if (!dir.ok()) return dir.error();
+  return dir.value().size() + payload_end_;
+}
+
+Result<std::uint64_t> BlockWriter::WriteTo(const ByteSink& sink) const {
+  Result<std::vector<std::uint8_t>> dir = Directory();
+  if (!dir.ok()) return dir.error();
+  auto io_error = [](std::uint64_t at) {
+    return Fail(Rule::H8, at, "the sink refused the block's bytes at %d", at);
+  };
+  std::uint64_t written = dir.value().size();
+  if (!sink(dir.value())) return io_error(0);
+  static const std::vector<std::uint8_t> kZeros(kPayloadAlignment, 0);
+  std::vector<std::uint8_t> buffer;
+  std::uint64_t cursor = 0;  // within the payload region
+  for (std::uint32_t i = 0; i < tensor_count(); ++i) {
+    const Entry& t = tensors_[i];
+    if (t.length == 0) continue;
+    if (!sink(std::span(kZeros).first(t.offset - cursor))) return io_error(written);
+    written += t.offset - cursor;
+    if (!t.payload.read_) {
+      if (!sink(t.payload.bytes_)) return io_error(written);
+    } else {
+      for (std::uint64_t left = t.length; left != 0;) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, kChunk));
+        buffer.resize(n);
+        const std::uint64_t at = written + (t.length - left);
+        if (!t.payload.read_(buffer)) {
+          return FailTensor(Rule::H8, at, i,
+                            "the payload source ended %d bytes before the tensor's %d bytes", left,
+                            t.length);
+        }
+        if (!sink(buffer)) return io_error(at);
+        left -= n;
+      }
+    }
+    written += t.length;
+    cursor = t.offset + t.length;
+  }
+  return written;
+}
+
+Result<std::vector<std::uint8_t>> BlockWriter::WriteToMemory() const {
+  std::vector<std::uint8_t> out;
+  Result<std::uint64_t> n = WriteTo([&](std::span<const std::uint8_t> b) {
+    out.insert(out.end(), b.begin(), b.end());
+    return true;
+  });
+  if (!n.ok()) return n.error();
+  // Belt and braces: what the writer emits must parse.
+  Result<kiln::Directory> check = Parse(out);
+  if (!check.ok()) return check.error();
+  return out;
+}
+
+Result<std::uint64_t> BlockWriter::WriteToFile(const std::string& path) const {
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
+  if (!f) {
+    return Fail(Rule::H8, 0, "cannot create %s: %s", tmp, std::strerror(errno));
+  }
+  Result<std::uint64_t> n = WriteTo([&](std::span<const std::uint8_t> b) {
+    return b.empty() || std::fwrite(b.data(), 1, b.size(), f.get()) == b.size();
+  });
+  const bool closed = std::fclose(f.release()) == 0;
+  if (!n.ok() || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    if (!n.ok()) return n.error();
+    return Fail(Rule::H8, 0, "cannot write %s: %s", path, why);
+  }
+  return n;
+}
+
+Result<BlockWriter> BlockWriter::From(const kiln::Directory& directory) {
+  BlockWriter w;
+  for (std::uint32_t i = 0; i < directory.tensor_count(); ++i) {
+    const Tensor t = directory.tensor(i);
+    TensorRequest r;
+    r.name = std::string(t.name);
+    r.dtype = t.dtype;
+    r.shape.assign(t.dims().begin(), t.dims().end());
+    r.layout = std::string(t.layout);
+    r.block_size = t.block_size;
+    r.scheme = t.quant.scheme;
+    r.axis = t.quant.axis;
+    r.group_size = t.quant.group_size;
+    r.scale_index = t.quant.scale_index;
+    r.outer_index = t.quant.outer_index;
+    Result<std::uint32_t> added = w.Add(r, Payload::Bytes(t.payload));
+    if (!added.ok()) return added.error();
+  }
+  return w;
+}
+
+}  // namespace kiln

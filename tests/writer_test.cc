@@ -1,0 +1,338 @@
+// BlockWriter: round trips, canonical bytes, streamed payloads, and request
+// errors that carry the parser's class and rule.
+#include <cstdio>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "kiln/kiln.h"
+#include "support/golden.h"
+
+namespace kiln {
+namespace {
+
+using testing::Buffer;
+
+// Two directories hold the same tensors (names, dtypes, shapes, layouts,
+// quantisation, payload bytes).
+void ExpectSameTensors(const Directory& a, const Directory& b, const std::string& what) {
+  ASSERT_EQ(a.tensor_count(), b.tensor_count()) << what;
+  for (std::uint32_t i = 0; i < a.tensor_count(); ++i) {
+    const Tensor x = a.tensor(i), y = b.tensor(i);
+    EXPECT_EQ(x.name, y.name) << what << " tensor " << i;
+    EXPECT_EQ(x.dtype, y.dtype) << what << " tensor " << i;
+    EXPECT_EQ(x.rank, y.rank) << what << " tensor " << i;
+    EXPECT_EQ(x.shape, y.shape) << what << " tensor " << i;
+    EXPECT_EQ(x.layout, y.layout) << what << " tensor " << i;
+    EXPECT_EQ(x.block_size, y.block_size) << what << " tensor " << i;
+    EXPECT_EQ(x.quant.scheme, y.quant.scheme) << what << " tensor " << i;
+    EXPECT_EQ(x.quant.axis, y.quant.axis) << what << " tensor " << i;
+    EXPECT_EQ(x.quant.group_size, y.quant.group_size) << what << " tensor " << i;
+    EXPECT_EQ(x.quant.scale_index, y.quant.scale_index) << what << " tensor " << i;
+    EXPECT_EQ(x.quant.outer_index, y.quant.outer_index) << what << " tensor " << i;
+    EXPECT_TRUE(std::equal(x.payload.begin(), x.payload.end(), y.payload.begin(), y.payload.end()))
+        << what << " tensor " << i;
+  }
+}
+
+Buffer Rewrite(const Buffer& block) {
+  const Result<Directory> d = Parse(block);
+  EXPECT_TRUE(d.ok());
+  if (!d.ok()) return {};
+  Result<BlockWriter> w = BlockWriter::From(d.value());
+  EXPECT_TRUE(w.ok()) << w.error().ToString();
+  if (!w.ok()) return {};
+  Result<std::vector<std::uint8_t>> out = w.value().WriteToMemory();
+  EXPECT_TRUE(out.ok()) << out.error().ToString();
+  return out.ok() ? out.value() : Buffer{};
+}
+
+// Parse, write, parse: the same tensors; written again: the same bytes. A
+// valid case whose layout is already canonical comes back byte for byte.
+TEST(Writer, EveryValidGoldenCaseRoundTrips) {
+  std::size_t identical = 0, cases = 0;
+  for (const testing::GoldenCase& c : testing::ValidCases()) {
+    const Buffer original = testing::ReadFile(c.path);
+    const Buffer written = Rewrite(original);
+    const Result<Directory> a = Parse(original), b = Parse(written);
+    ASSERT_TRUE(b.ok()) << c.name << ": " << b.error().ToString();
+    ExpectSameTensors(a.value(), b.value(), c.name);
+    EXPECT_EQ(Rewrite(written), written) << c.name << ": the canonical form is a fixed point";
+    identical += written == original ? 1 : 0;
+    ++cases;
+    const bool laid_out_by_hand = c.description.find("order") != std::string::npos ||
+                                  c.description.find("gap") != std::string::npos ||
+                                  c.description.find("tail") != std::string::npos ||
+                                  c.description.find("inside") != std::string::npos ||
+                                  c.description.find("payload_bytes 64") != std::string::npos;
+    if (!laid_out_by_hand) {
+      EXPECT_EQ(written, original) << c.name << ": " << c.description;
+    }
+  }
+  EXPECT_GE(identical, cases / 2);
+}
+
+// Random valid models: names or not, every dtype, ranks 0..8 with small
+// dimensions (zeros too), opaque tensors, quantised tensors with scales.
+Buffer RandomModel(std::mt19937_64& rng, std::vector<Buffer>& payloads) {
+  auto pick = [&](std::uint64_t n) {
+    return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng);
+  };
+  static constexpr std::uint16_t kCodes[] = {1,  2,  3,  4,  5,  6,  7,  9,  10, 11, 12, 13,
+                                             14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
+  BlockWriter w;
+  const bool named = pick(2) == 0;
+  const std::uint64_t n = pick(12);
+  payloads.clear();
+  payloads.reserve(3 * n);
+  auto add = [&](TensorRequest r, std::uint64_t bytes) {
+    if (named) r.name = "t" + std::to_string(w.tensor_count()) + (pick(4) == 0 ? "\xCE\xB1" : "");
+    payloads.emplace_back(bytes);
+    for (auto& b : payloads.back()) b = static_cast<std::uint8_t>(pick(256));
+    Result<std::uint32_t> i = w.Add(r, Payload::Bytes(payloads.back()));
+    EXPECT_TRUE(i.ok()) << i.error().ToString();
+  };
+  for (std::uint64_t t = 0; t < n; ++t) {
+    TensorRequest r;
+    const std::uint64_t kind = pick(6);
+    if (kind == 0) {  // opaque
+      r.dtype = Dtype::kOpaque;
+      r.layout = pick(2) ? "ggml.q4_K" : "ggml.q8_0";
+      r.block_size = 32;
+      const std::uint64_t blocks = pick(4);
+      r.shape = {blocks * 32};
+      add(r, blocks * (pick(2) ? 18 : 34));
+      continue;
+    }
+    if (kind == 1) {  // quantised i8 [a, b] along an axis, scale then outer
+      const std::uint64_t a = 1 + pick(5), b = 1 + pick(5);
+      const std::uint32_t self = w.tensor_count();
+      r.dtype = Dtype::kI8;
+      r.shape = {a, b};
+      r.axis = static_cast<std::uint16_t>(pick(2));
+      const std::uint64_t along = r.shape[r.axis];
+      r.scale_index = self + 1;
+      r.outer_index = self + 2;
+      TensorRequest s;
+      s.dtype = Dtype::kF16;
+      if (pick(2)) {
+        r.scheme = QuantScheme::kPerAxis;
+        s.shape = {along};
+      } else {
+        r.scheme = QuantScheme::kGrouped;
+        r.group_size = static_cast<std::uint32_t>(1 + pick(3));
+        s.shape = r.shape;
+        s.shape[r.axis] = (along + r.group_size - 1) / r.group_size;
+      }
+      add(r, a * b);
+      add(s, 2 * s.shape[0] * (s.shape.size() > 1 ? s.shape[1] : 1));
+      TensorRequest o;
+      o.dtype = Dtype::kF32;
+      add(o, 4);
+      continue;
+    }
+    r.dtype = static_cast<Dtype>(kCodes[pick(std::size(kCodes))]);
+    const std::uint64_t rank = pick(9);
+    std::uint64_t count = 1;
+    for (std::uint64_t k = 0; k < rank; ++k) {
+      r.shape.push_back(pick(7) == 0 ? 0 : 1 + pick(3));
+      count *= r.shape.back();
+    }
+    add(r, (count * GetDtypeInfo(r.dtype).bits + 7) / 8);
+  }
+  Result<std::vector<std::uint8_t>> out = w.WriteToMemory();
+  EXPECT_TRUE(out.ok()) << out.error().ToString();
+  return out.ok() ? out.value() : Buffer{};
+}
+
+TEST(Writer, RandomModelsRoundTripExactly) {
+  std::mt19937_64 rng(20261129);
+  std::vector<Buffer> payloads;
+  for (int m = 0; m < 500; ++m) {
+    const Buffer block = RandomModel(rng, payloads);
+    const Result<Directory> d = Parse(block);
+    ASSERT_TRUE(d.ok()) << "model " << m << ": " << d.error().ToString();
+    // The payloads come back in order, byte for byte.
+    ASSERT_EQ(d.value().tensor_count(), payloads.size());
+    for (std::uint32_t i = 0; i < d.value().tensor_count(); ++i) {
+      const auto p = d.value().tensor(i).payload;
+      ASSERT_TRUE(std::equal(p.begin(), p.end(), payloads[i].begin(), payloads[i].end()))
+          << "model " << m << " tensor " << i;
+    }
+    ASSERT_EQ(Rewrite(block), block) << "model " << m;
+  }
+}
+
+TEST(Writer, StreamedPayloadToFile) {
+  BlockWriter w;
+  TensorRequest r;
+  r.name = "big";
+  r.dtype = Dtype::kU8;
+  r.shape = {3 << 20};  // three chunks
+  std::uint64_t produced = 0;
+  ASSERT_TRUE(w.Add(r, Payload::Stream(3 << 20,
+                                       [&](std::span<std::uint8_t> out) {
+                                         for (auto& b : out)
+                                           b = static_cast<std::uint8_t>(produced++ % 251);
+                                         return true;
+                                       }))
+                  .ok());
+  const std::string path = ::testing::TempDir() + "/kiln_writer_test.klnt";
+  const Result<std::uint64_t> n = w.WriteToFile(path);
+  ASSERT_TRUE(n.ok()) << n.error().ToString();
+  const Buffer bytes = testing::ReadFile(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(bytes.size(), n.value());
+  const Result<Directory> d = Parse(bytes);
+  ASSERT_TRUE(d.ok()) << d.error().ToString();
+  const auto p = d.value().tensor(0).payload;
+  ASSERT_EQ(p.size(), 3u << 20);
+  for (std::size_t k = 0; k < p.size(); k += 4093) ASSERT_EQ(p[k], k % 251);
+}
+
+TEST(Writer, StreamThatEndsEarlyIsAnError) {
+  BlockWriter w;
+  TensorRequest r;
+  r.dtype = Dtype::kU8;
+  r.shape = {100};
+  ASSERT_TRUE(w.Add(r, Payload::Stream(100, [](std::span<std::uint8_t>) { return false; })).ok());
+  const Result<std::vector<std::uint8_t>> out = w.WriteToMemory();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().rule, Rule::H8);
+}
+
+// A request that would break a rule fails with the parser's class and rule.
+struct BadRequest {
+  std::string label;
+  std::string rule;
+  std::function<Result<std::uint64_t>()> run;
+};
+
+TensorRequest F32(std::vector<std::uint64_t> shape, std::string name = "") {
+  TensorRequest r;
+  r.shape = std::move(shape);
+  r.name = std::move(name);
+  return r;
+}
+
+Result<std::uint64_t> AddAll(std::vector<std::pair<TensorRequest, std::uint64_t>> tensors) {
+  static std::vector<std::uint8_t> zeros(1 << 16, 1);
+  BlockWriter w;
+  for (auto& [r, bytes] : tensors) {
+    Result<std::uint32_t> i = w.Add(r, Payload::Bytes(std::span(zeros).first(bytes)));
+    if (!i.ok()) return i.error();
+  }
+  return w.BlockLength();
+}
+
+std::vector<BadRequest> BadRequests() {
+  auto quant = [](QuantScheme s, std::uint16_t axis, std::uint32_t group, std::uint32_t scale) {
+    TensorRequest r = F32({4, 6});
+    r.dtype = Dtype::kI8;
+    r.scheme = s;
+    r.axis = axis;
+    r.group_size = group;
+    r.scale_index = scale;
+    return r;
+  };
+  TensorRequest opaque = F32({64});
+  opaque.dtype = Dtype::kOpaque;
+  opaque.layout = "ggml.q4_0";
+  opaque.block_size = 0;
+  TensorRequest bad_dtype = F32({2});
+  bad_dtype.dtype = static_cast<Dtype>(8);
+  TensorRequest outer = quant(QuantScheme::kPerAxis, 1, 0, 1);
+  outer.outer_index = 1;
+  std::vector<std::pair<TensorRequest, std::uint64_t>> heap_full;
+  for (int i = 0; i < 300; ++i)
+    heap_full.push_back({F32({0}, std::string(250, 'a' + i % 26) + std::to_string(i)), 0});
+  return {
+      {"D1_DtypeNotInTable", "D1",
+       [=] {
+         return AddAll({{bad_dtype, 8}});
+       }},
+      {"D2_Rank9", "D2",
+       [] {
+         return AddAll({{F32({1, 1, 1, 1, 1, 1, 1, 1, 1}), 4}});
+       }},
+      {"D5_ShapeOverflows", "D5",
+       [] {
+         return AddAll({{F32({1ull << 32, 1ull << 32}), 0}});
+       }},
+      {"D7_PayloadTooShort", "D7",
+       [] {
+         return AddAll({{F32({3}), 8}});
+       }},
+      {"N2_MixedNames", "N2",
+       [] {
+         return AddAll({{F32({2}, "a"), 8}, {F32({2}), 8}});
+       }},
+      {"N2_NameAfterUnnamed", "N2",
+       [] {
+         return AddAll({{F32({2}), 8}, {F32({2}, "a"), 8}});
+       }},
+      {"N4_BadUtf8Name", "N4",
+       [] {
+         return AddAll({{F32({2}, "a\xC0\x80"), 8}});
+       }},
+      {"N5_DuplicateName", "N5",
+       [] {
+         return AddAll({{F32({2}, "w"), 8}, {F32({2}, "w"), 8}});
+       }},
+      {"O2_OpaqueBlockSize0", "O2",
+       [=] {
+         return AddAll({{opaque, 36}});
+       }},
+      {"Q3_AxisPastRank", "Q3",
+       [=] {
+         return AddAll({{quant(QuantScheme::kPerAxis, 2, 0, 1), 24}, {F32({6}), 24}});
+       }},
+      {"Q4_GroupWithScheme1", "Q4",
+       [=] {
+         return AddAll({{quant(QuantScheme::kPerAxis, 1, 2, 1), 24}, {F32({6}), 24}});
+       }},
+      {"Q5_ScaleMissing", "Q5",
+       [=] {
+         return AddAll({{quant(QuantScheme::kPerAxis, 1, 0, 1), 24}});
+       }},
+      {"Q6_ScaleWrongShape", "Q6",
+       [=] {
+         return AddAll({{quant(QuantScheme::kPerAxis, 1, 0, 1), 24}, {F32({4}), 16}});
+       }},
+      {"Q7_OuterNotScalar", "Q7",
+       [=] {
+         return AddAll({{outer, 24}, {F32({6}), 24}});
+       }},
+      {"H7_NameHeapFull", "H7", [=] { return AddAll(heap_full); }},
+  };
+}
+
+class WriterRequestTest : public ::testing::TestWithParam<BadRequest> {};
+
+TEST_P(WriterRequestTest, FailsWithTheParsersRule) {
+  const Result<std::uint64_t> r = GetParam().run();
+  ASSERT_FALSE(r.ok()) << GetParam().label;
+  EXPECT_EQ(RuleName(r.error().rule), GetParam().rule) << r.error().ToString();
+  EXPECT_EQ(r.error().error_class, RuleClass(r.error().rule));
+  EXPECT_FALSE(r.error().message.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Writer, WriterRequestTest, ::testing::ValuesIn(BadRequests()),
+                         [](const auto& info) { return info.param.label; });
+
+TEST(Writer, HeapLimitNamesTheTensor) {
+  std::vector<std::pair<TensorRequest, std::uint64_t>> tensors;
+  BlockWriter w;
+  Result<std::uint32_t> last = 0u;
+  for (int i = 0; i < 300 && last.ok(); ++i) {
+    last = w.Add(F32({0}, std::string(250, 'x') + std::to_string(i)), Payload::Bytes({}));
+  }
+  ASSERT_FALSE(last.ok());
+  EXPECT_EQ(last.error().error_class, ErrorClass::kLimit);
+  // Names 0..9 take 251 bytes, 10..99 252, then 253: name 260 would start at
+  // 10 * 251 + 90 * 252 + 160 * 253 = 65,670, past the last u16 offset 65,534.
+  EXPECT_EQ(last.error().tensor, 260u);
+  EXPECT_NE(last.error().message.find("u16"), std::string::npos) << last.error().message;
+}
+
+}  // namespace
+}  // namespace kiln

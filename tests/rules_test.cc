@@ -260,8 +260,12 @@ std::vector<Row> Rows() {
   // Scales.
   add({"Q5_ScaleIsSelf", "TYPE", "Q5",
        Patched(PerAxis(), [](Buffer& b) { Put(b, Desc(0, t::kScale), 0, 4); }), Desc(0, 24), 0});
-  add({"Q5_ScaleOutOfRange", "TYPE", "Q5",
+  add({"Q5_ScaleIndexIsTensorCount", "TYPE", "Q5",  // the first index past the end
        Patched(PerAxis(), [](Buffer& b) { Put(b, Desc(0, t::kScale), 2, 4); }), Desc(0, 24), 0});
+  add({"Q7_OuterIndexIsTensorCount", "TYPE", "Q7",
+       Patched(Grouped(), [](Buffer& b) { Put(b, Desc(0, t::kOuter), 3, 4); }), Desc(0, 28), 0});
+  add({"Q5_ScaleOutOfRange", "TYPE", "Q5",
+       Patched(PerAxis(), [](Buffer& b) { Put(b, Desc(0, t::kScale), 1000, 4); }), Desc(0, 24), 0});
   add({"Q5_ScaleDtypeI8", "TYPE", "Q5",
        Patched(PerAxis(),
                [](Buffer& b) {

@@ -12,9 +12,10 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for target in fuzz_parse; do
+# Every target starts from the golden cases (corpus/parse).
+for target in fuzz_parse fuzz_differential; do
   bin="build/fuzz/fuzz/$target"
-  seeds="corpus/${target#fuzz_}"
+  seeds="corpus/parse"
   echo "== $target: replaying $(ls "$seeds" | wc -l) seeds"
   "$bin" -runs=0 "$seeds"
   echo "== $target: fuzzing for ${seconds}s"

@@ -5,7 +5,7 @@ Each mutant changes one thing in parser/src or the rule list: flips a
 comparison (< <=, > >=, == !=), swaps && and ||, shifts a boundary constant
 by one, deletes a check (its condition becomes false), or gives a rule the
 wrong error class. For each, the script rebuilds the test binaries in a
-private copy of the tree (with -D_GLIBCXX_ASSERTIONS, so an index past a
+private copy of the committed tree (git archive HEAD) (with -D_GLIBCXX_ASSERTIONS, so an index past a
 span's end aborts) and runs them: a failing build is "invalid", failing tests "killed",
 passing tests "survived". It writes a Markdown report.
 
@@ -97,20 +97,38 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--report", type=Path, help="write a Markdown report here")
     ap.add_argument("--min-kill", type=float, default=0.0, help="fail below this share")
+    ap.add_argument("--only", action="append", default=[], metavar="FILE:TEXT:WHAT",
+                    help="only mutants of lines of FILE containing TEXT whose description "
+                         "contains WHAT (repeatable), e.g. to re-test survivors")
     args = ap.parse_args()
     all_mutants = mutants()
-    if args.list:
-        for rel, n, what, _ in all_mutants:
-            print("%s:%d %s" % (rel, n, what))
-        print("%d mutants" % len(all_mutants))
-        return 0
     chosen = all_mutants
+    if args.only:
+        def wanted(m):
+            rel, n, what, _ = m
+            line = (ROOT / rel).read_text().splitlines()[n - 1]
+            for spec in args.only:
+                f, text, desc = spec.split(":", 2)
+                if str(rel).endswith(f) and text in line and desc in what:
+                    return True
+            return False
+        chosen = [m for m in all_mutants if wanted(m)]
     if args.sample:
-        chosen = random.Random(args.seed).sample(all_mutants, min(args.sample, len(all_mutants)))
+        chosen = random.Random(args.seed).sample(chosen, min(args.sample, len(chosen)))
+    if args.list:
+        for rel, n, what, _ in chosen:
+            print("%s:%d %s" % (rel, n, what))
+        print("%d mutants" % len(chosen))
+        return 0
     work = Path(tempfile.mkdtemp(prefix="kiln-mutate-"))
     try:
+        # The committed tree (HEAD), so that work in progress elsewhere in
+        # the checkout cannot change the result.
         tree = work / "src"
-        shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns("build*", ".git", "corpus"))
+        tree.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], check=True,
+                                 stdout=subprocess.PIPE).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
         build = work / "build"
         if run(["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja",
                 "-DCMAKE_BUILD_TYPE=Release", "-DKILN_BUILD_BENCH=OFF", "-DKILN_BUILD_CLI=OFF",

@@ -108,6 +108,10 @@ std::vector<Row> Rows() {
 
   // Header.
   add({"H1_BadMagic", "FRAME", "H1", Patched(One(), [](Buffer& b) { b[3] = 'X'; }), 0});
+  for (std::size_t at = 0; at < 4; ++at) {  // each byte of the magic on its own
+    add({"H1_MagicByte" + std::to_string(at) + "Wrong", "FRAME", "H1",
+         Patched(One(), [at](Buffer& b) { b[at] = static_cast<std::uint8_t>(b[at] ^ 0x20); }), 0});
+  }
   add({"H1_EmptyBuffer", "FRAME", "H1", Bytes({}), 0});
   add({"H1_ThreeBytesOfMagic", "FRAME", "H1", Bytes({'K', 'L', 'N'}), 0});
   add({"H1_FrozenList", "FRAME", "H1", Bytes({0x02, 0, 0, 0, 0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0}), 0});

@@ -28,6 +28,19 @@ struct Options {
 // kiln rules: the rule table (Markdown with --markdown, else TSV).
 [[nodiscard]] int RunRules(bool markdown, std::ostream& out);
 
+// The format tools. `args` are the arguments after the command word.
+// kiln pack OUT.klnt NAME=FILE.npy...: one tensor per .npy file, in order.
+[[nodiscard]] int RunPack(const std::vector<std::string>& args, std::ostream& out,
+                          std::ostream& err);
+// kiln unpack [--force] IN.klnt DIR: one .npy (or raw .bin) file per tensor
+// and DIR/index.tsv; file names are generated, never taken from the tensors.
+[[nodiscard]] int RunUnpack(const std::vector<std::string>& args, std::ostream& out,
+                            std::ostream& err);
+// kiln convert IN OUT [--from FORMAT] [--to FORMAT]: safetensors to kiln,
+// kiln to safetensors, GGUF to kiln.
+[[nodiscard]] int RunConvert(const std::vector<std::string>& args, std::ostream& out,
+                             std::ostream& err);
+
 // Text that is safe to print on a terminal: C0 and C1 control characters and
 // DEL become \xNN (or \u00NN for C1), so a hostile tensor name cannot move
 // the cursor or recolour the screen.

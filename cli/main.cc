@@ -2,7 +2,9 @@
 #include <charconv>
 #include <cstring>
 #include <iostream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "commands.h"
 
@@ -15,6 +17,14 @@ constexpr std::string_view kUsage = R"(usage:
                                     "FILE: CLASS RULE at byte N: message"
   kiln inspect [options] FILE       print the header and the tensor table
   kiln rules [--markdown]           print the rule table
+  kiln pack OUT.klnt NAME=FILE.npy...
+                                    one tensor per NumPy file, in order
+  kiln unpack [--force] IN.klnt DIR one .npy (or raw .bin) per tensor and
+                                    DIR/index.tsv; never overwrites without --force
+  kiln convert IN OUT [--from FORMAT] [--to FORMAT]
+                                    safetensors -> kiln, kiln -> safetensors,
+                                    gguf -> kiln; FORMAT: kiln, safetensors,
+                                    gguf (default: from the extension)
   kiln --help | --version
 
 options:
@@ -26,6 +36,7 @@ options:
   --max-block-bytes N    reject (LIMIT H7) a block longer than N bytes
 
 exit status: 0 every file valid, 1 some file invalid, 2 usage or I/O error
+(pack, unpack, convert: 1 also when an input cannot be represented)
 )";
 
 bool ParseU64(std::string_view text, std::uint64_t* out) {
@@ -52,6 +63,10 @@ int main(int argc, char** argv) {
     std::cout << "kiln " << KILN_VERSION << " (Kiln v2 tensor directory)\n";
     return 0;
   }
+  const std::vector<std::string> rest(argv + 2, argv + argc);
+  if (command == "pack") return kiln::cli::RunPack(rest, std::cout, std::cerr);
+  if (command == "unpack") return kiln::cli::RunUnpack(rest, std::cout, std::cerr);
+  if (command == "convert") return kiln::cli::RunConvert(rest, std::cout, std::cerr);
   kiln::cli::Options options;
   bool markdown = false;
   bool only_files = false;

@@ -42,7 +42,12 @@ TEST(FastPath, N5SortFallbackSameVerdict) {
     const Result<HeaderInfo> hr = internal::CheckHeader(b, Limits{});
     if (!hr.ok() || internal::CheckFraming(b, hr.value(), Mode::kWhole)) continue;
     const internal::Bytes block = std::span(b).first(hr.value().block_length);
-    if (internal::CheckHeapOrder(block, hr.value())) continue;
+    // CheckUniqueNames's precondition: every descriptor rule and N3 held.
+    bool descriptors_ok = true;
+    for (std::uint32_t i = 0; i < hr.value().tensor_count && descriptors_ok; ++i) {
+      descriptors_ok = !internal::CheckDescriptor(block, hr.value(), i).has_value();
+    }
+    if (!descriptors_ok || internal::CheckHeapOrder(block, hr.value())) continue;
     internal::Scratch s1({}), s2({});
     const Check table = internal::CheckUniqueNames(block, hr.value(), s1);
     const Check sorted = internal::CheckUniqueNames(block, hr.value(), s2, 0);

@@ -1,0 +1,80 @@
+// kiln convert: a Kiln block into a safetensors file.
+#include "absl/strings/str_format.h"
+#include "commands.h"
+#include "convert.h"
+#include "kiln/directory.h"
+#include "kiln/formats/safetensors.h"
+#include "mapped_file.h"
+#include "output_file.h"
+#include "progress.h"
+
+namespace kiln::cli {
+namespace {
+
+// safetensors has no quantisation fields: the scale tensors travel as
+// ordinary tensors, but which tensor they scale is lost. Say so.
+void ReportDroppedQuantisation(const Directory& dir, std::ostream& err) {
+  std::vector<std::string> names;
+  for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
+    const Tensor t = dir.tensor(i);
+    if (t.quant.scheme != QuantScheme::kNone) names.push_back(Printable(t.name.substr(0, 80)));
+  }
+  if (names.empty()) return;
+  err << absl::StrFormat(
+      "kiln convert: safetensors has no place for quantisation parameters: %d tensors keep their "
+      "values but lose axis, group size and scale references:",
+      names.size());
+  for (std::size_t i = 0; i < names.size() && i < 20; ++i) err << " \"" << names[i] << "\"";
+  err << (names.size() > 20 ? " ...\n" : "\n");
+}
+
+}  // namespace
+
+int KilnToSafetensors(const std::string& in, const std::string& out, std::ostream& log,
+                      std::ostream& err) {
+  const MappedFile file(in);
+  if (!file.ok()) {
+    err << "kiln convert: " << Printable(in) << ": " << file.error() << "\n";
+    return kExitUsage;
+  }
+  const Result<Directory> parsed = Parse(file.bytes());
+  if (!parsed.ok()) {  // as kiln validate prints it
+    err << Printable(in) << ": " << parsed.error().ToString() << "\n";
+    return kExitInvalid;
+  }
+  const Directory& dir = parsed.value();
+  std::vector<Tensor> tensors;
+  std::vector<formats::SafetensorsEntry> entries;
+  for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
+    tensors.push_back(dir.tensor(i));
+    if (tensors.back().name.empty()) {
+      err << "kiln convert: " << Printable(in) << ": tensor " << i
+          << " has no name, and safetensors needs one\n";
+      return kExitInvalid;
+    }
+  }
+  for (const Tensor& t : tensors) {  // after the loop, so dims() views stay put
+    entries.push_back({t.name, t.dtype, t.dims(), t.byte_length});
+  }
+  const formats::FormatResult<std::string> header = formats::SafetensorsHeader(entries);
+  if (!header.ok()) {
+    err << "kiln convert: " << Printable(in) << ": " << header.error().message << "\n";
+    return kExitInvalid;
+  }
+  ReportDroppedQuantisation(dir, err);
+  Progress progress(err, "kiln convert", dir.header().payload_bytes);
+  OutputFile output(out);
+  const auto& h = header.value();
+  output.Write({reinterpret_cast<const std::uint8_t*>(h.data()), h.size()});
+  for (const Tensor& t : tensors) output.Write(t.payload, &progress);
+  progress.Finish();
+  if (!output.Commit()) {
+    err << "kiln convert: " << Printable(out) << ": " << output.error() << "\n";
+    return kExitUsage;
+  }
+  log << absl::StrFormat("converted %d tensors from kiln to safetensors: %s\n", tensors.size(),
+                         Printable(out));
+  return kExitOk;
+}
+
+}  // namespace kiln::cli

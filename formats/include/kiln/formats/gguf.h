@@ -1,0 +1,98 @@
+// GGUF files (versions 2 and 3, little-endian), as written by llama.cpp.
+//
+// Every count and length is bounded by the bytes that remain before anything
+// is allocated or read: a tensor_count of 2^40 in a small file is refused at
+// once. Metadata values are validated (nested arrays up to 8 deep) and kept
+// as views of their encoded bytes, so a 100,000-string vocabulary costs no
+// memory beyond the file; FormatGgufValue() renders one for a message.
+//
+// Tensors: at most 8 dimensions, names unique, a known ggml type, the
+// innermost dimension a multiple of the type's block size, the offset a
+// multiple of general.alignment (default 32; a u32 power of two), and the
+// byte ranges inside the data section and free of overlap. GGUF lists
+// dimensions innermost first (ne[0] is the row length); GgufTensor::shape
+// holds them reversed, in kiln's row-major order.
+#ifndef KILN_FORMATS_GGUF_H_
+#define KILN_FORMATS_GGUF_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/dtype.h"
+#include "kiln/formats/result.h"
+#include "kiln/writer.h"
+
+namespace kiln::formats {
+
+enum class GgufType : std::uint32_t {
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
+};
+
+struct GgufKeyValue {
+  std::string key;
+  GgufType type = GgufType::kU8;
+  // The value's encoded bytes (for an array: element type, count, elements).
+  std::span<const std::uint8_t> raw;
+};
+
+// A ggml tensor type: elements per block and bytes per block (1 and the
+// element width for the plain types).
+struct GgmlType {
+  std::uint32_t id;
+  std::string_view name;  // "F32", "Q4_K", ...
+  std::uint32_t block_size;
+  std::uint32_t type_size;
+  std::optional<Dtype> dtype;  // the kiln dtype of a plain type
+};
+
+// The type with this id, or nullptr when it is unknown (or removed from ggml).
+[[nodiscard]] const GgmlType* FindGgmlType(std::uint32_t id);
+
+struct GgufTensor {
+  std::string name;
+  const GgmlType* type = nullptr;
+  std::vector<std::uint64_t> shape;  // row-major: ne reversed
+  std::uint64_t offset = 0;          // relative to the data section
+  std::span<const std::uint8_t> data;
+};
+
+struct GgufFile {
+  std::uint32_t version = 3;
+  std::uint64_t alignment = 32;
+  std::uint64_t data_start = 0;  // absolute offset of the data section
+  std::vector<GgufKeyValue> metadata;
+  std::vector<GgufTensor> tensors;  // in file order
+};
+
+// Reads a GGUF file held in memory. Views point into it.
+[[nodiscard]] FormatResult<GgufFile> ReadGguf(std::span<const std::uint8_t> file);
+
+// The value as text: numbers in decimal, strings as they are (the caller
+// escapes them for a terminal), arrays as [a, b, ...]. Stops after about
+// `max_chars` characters and marks the cut with "..." and the element count.
+[[nodiscard]] std::string FormatGgufValue(const GgufKeyValue& kv, std::size_t max_chars = 80);
+
+// The kiln request for a tensor: a plain type maps to its dtype; a quantised
+// one becomes an opaque tensor with layout "ggml.<type name in lower case>"
+// (e.g. "ggml.q4_k") and block_size the ggml block size.
+[[nodiscard]] TensorRequest KilnRequest(const GgufTensor& tensor);
+
+}  // namespace kiln::formats
+
+#endif  // KILN_FORMATS_GGUF_H_

@@ -1,0 +1,151 @@
+#include "json_cursor.h"
+
+#include "kiln/utf8.h"
+
+namespace kiln::formats::internal {
+namespace {
+
+void AppendUtf8(std::uint32_t cp, std::string* out) {
+  auto put = [out](std::uint32_t b) { *out += static_cast<char>(b); };
+  if (cp < 0x80) {
+    put(cp);
+  } else if (cp < 0x800) {
+    put(0xC0 | (cp >> 6));
+    put(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    put(0xE0 | (cp >> 12));
+    put(0x80 | ((cp >> 6) & 0x3F));
+    put(0x80 | (cp & 0x3F));
+  } else {
+    put(0xF0 | (cp >> 18));
+    put(0x80 | ((cp >> 12) & 0x3F));
+    put(0x80 | ((cp >> 6) & 0x3F));
+    put(0x80 | (cp & 0x3F));
+  }
+}
+
+}  // namespace
+
+void JsonCursor::SkipSpace() {
+  while (pos_ < s_.size() &&
+         (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) {
+    ++pos_;
+  }
+}
+
+bool JsonCursor::Eat(char c) {
+  SkipSpace();
+  if (pos_ < s_.size() && s_[pos_] == c) {
+    ++pos_;
+    return true;
+  }
+  return false;
+}
+
+bool JsonCursor::EatWord(std::string_view word) {
+  SkipSpace();
+  if (s_.substr(pos_, word.size()) != word) return false;
+  pos_ += word.size();
+  return true;
+}
+
+bool JsonCursor::AtEnd() {
+  SkipSpace();
+  return pos_ == s_.size();
+}
+
+bool JsonCursor::Fail(std::string why) {
+  if (error_.empty()) {
+    error_ = std::move(why);
+    error_at_ = pos_;
+  }
+  return false;
+}
+
+std::string JsonCursor::Error() const {
+  return "byte " + std::to_string(error_at_) + ": " + error_;
+}
+
+bool JsonCursor::Hex4(std::uint32_t* out) {
+  if (s_.size() - pos_ < 4) return Fail("truncated \\u escape");
+  *out = 0;
+  for (int k = 0; k < 4; ++k) {
+    const char c = s_[pos_++];
+    std::uint32_t v = 0;
+    if (c >= '0' && c <= '9') {
+      v = static_cast<std::uint32_t>(c - '0');
+    } else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') {
+      v = static_cast<std::uint32_t>((c | 0x20) - 'a' + 10);
+    } else {
+      return Fail("bad hex digit in \\u escape");
+    }
+    *out = (*out << 4) | v;
+  }
+  return true;
+}
+
+// After the backslash.
+bool JsonCursor::Escape(std::string* out) {
+  if (pos_ >= s_.size()) return Fail("unterminated string");
+  const char c = s_[pos_++];
+  constexpr std::string_view kFrom = "\"\\/bfnrt", kTo = "\"\\/\b\f\n\r\t";
+  if (const auto k = kFrom.find(c); k != std::string_view::npos) {
+    *out += kTo[k];
+    return true;
+  }
+  if (c != 'u') return Fail("unknown escape");
+  std::uint32_t cp = 0;
+  if (!Hex4(&cp)) return false;
+  if (cp >= 0xDC00 && cp <= 0xDFFF) return Fail("lone low surrogate in \\u escape");
+  if (cp >= 0xD800 && cp <= 0xDBFF) {
+    std::uint32_t low = 0;
+    if (s_.substr(pos_, 2) != "\\u") return Fail("high surrogate without a low surrogate");
+    pos_ += 2;
+    if (!Hex4(&low)) return false;
+    if (low < 0xDC00 || low > 0xDFFF) return Fail("high surrogate without a low surrogate");
+    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+  }
+  AppendUtf8(cp, out);
+  return true;
+}
+
+bool JsonCursor::String(std::string* out) {
+  if (!Eat('"')) return Fail("expected a string");
+  out->clear();
+  while (true) {
+    if (pos_ >= s_.size()) return Fail("unterminated string");
+    const char c = s_[pos_++];
+    if (c == '"') break;
+    if (static_cast<unsigned char>(c) < 0x20) return Fail("control character in a string");
+    if (c == '\\') {
+      if (!Escape(out)) return false;
+    } else {
+      *out += c;
+    }
+  }
+  if (!IsWellFormedUtf8(*out)) return Fail("string is not well-formed UTF-8");
+  return true;
+}
+
+bool JsonCursor::U64(std::uint64_t* out) {
+  SkipSpace();
+  if (pos_ < s_.size() && s_[pos_] == '-') return Fail("negative number");
+  const std::size_t start = pos_;
+  std::uint64_t v = 0;
+  while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
+    const auto digit = static_cast<std::uint64_t>(s_[pos_] - '0');
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, digit, &v)) {
+      return Fail("integer exceeds 2^64-1");
+    }
+    ++pos_;
+  }
+  if (pos_ == start) return Fail("expected an integer");
+  if (s_[start] == '0' && pos_ - start > 1) return Fail("integer with a leading zero");
+  if (pos_ < s_.size() && (s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E')) {
+    return Fail("expected an integer, not a fraction or exponent");
+  }
+  *out = v;
+  return true;
+}
+
+}  // namespace kiln::formats::internal

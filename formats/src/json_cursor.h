@@ -1,0 +1,47 @@
+// A strict JSON scanner for the safetensors header: the reader drives it
+// through the one structure it expects, so no document tree is built and
+// nesting can never run deep.
+#ifndef KILN_FORMATS_SRC_JSON_CURSOR_H_
+#define KILN_FORMATS_SRC_JSON_CURSOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kiln::formats::internal {
+
+class JsonCursor {
+ public:
+  explicit JsonCursor(std::string_view text) : s_(text) {}
+
+  // Skips whitespace, then consumes `c` if it comes next.
+  [[nodiscard]] bool Eat(char c);
+  // Skips whitespace, then consumes `word` (true, false, null) if it comes next.
+  [[nodiscard]] bool EatWord(std::string_view word);
+  // A string; escapes decoded, well-formed UTF-8 required.
+  [[nodiscard]] bool String(std::string* out);
+  // A non-negative integer without fraction or exponent, at most 2^64-1.
+  [[nodiscard]] bool U64(std::uint64_t* out);
+  // True when only whitespace is left.
+  [[nodiscard]] bool AtEnd();
+
+  // Records why parsing stopped; returns false for `return Fail(...)`.
+  bool Fail(std::string why);
+  // "byte N: why".
+  [[nodiscard]] std::string Error() const;
+
+ private:
+  void SkipSpace();
+  bool Escape(std::string* out);
+  bool Hex4(std::uint32_t* out);
+
+  std::string_view s_;
+  std::size_t pos_ = 0;
+  std::string error_;
+  std::size_t error_at_ = 0;
+};
+
+}  // namespace kiln::formats::internal
+
+#endif  // KILN_FORMATS_SRC_JSON_CURSOR_H_

@@ -1,0 +1,201 @@
+// Reading and writing NumPy .npy files.
+#include "kiln/formats/npy.h"
+
+#include <algorithm>
+#include <array>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "checked.h"
+#include "kiln/directory.h"
+#include "npy_header.h"
+#include "text.h"
+
+namespace kiln::formats {
+namespace {
+
+constexpr std::string_view kMagic = "\x93NUMPY";
+
+struct NpyType {
+  std::string_view descr;  // the little-endian form
+  Dtype dtype;
+  unsigned size;       // bytes per element
+  unsigned swap_unit;  // bytes per byte-swapped unit; 0 for one-byte types
+};
+
+constexpr std::array<NpyType, 14> kTypes = {{
+    {"<f2", Dtype::kF16, 2, 2},
+    {"<f4", Dtype::kF32, 4, 4},
+    {"<f8", Dtype::kF64, 8, 8},
+    {"|u1", Dtype::kU8, 1, 0},
+    {"|i1", Dtype::kI8, 1, 0},
+    {"<u2", Dtype::kU16, 2, 2},
+    {"<i2", Dtype::kI16, 2, 2},
+    {"<u4", Dtype::kU32, 4, 4},
+    {"<i4", Dtype::kI32, 4, 4},
+    {"<u8", Dtype::kU64, 8, 8},
+    {"<i8", Dtype::kI64, 8, 8},
+    {"|b1", Dtype::kBool, 1, 0},
+    {"<c8", Dtype::kC64, 8, 4},  // two f32 halves, each swapped on its own
+    {"<c16", Dtype::kC128, 16, 8},
+}};
+
+// Why a dtype that is not in kTypes is refused.
+std::string Unsupported(std::string_view descr) {
+  const char kind = descr.size() > 1 ? descr[1] : '?';
+  std::string why = "has no kiln equivalent";
+  if (kind == 'O') why = "is an object array (Python objects, not numbers)";
+  if (kind == 'U' || kind == 'S' || kind == 'a') why = "is a string dtype";
+  if (kind == 'V') why = "is a void (raw record) dtype";
+  if (kind == 'M' || kind == 'm') why = "is a datetime dtype";
+  return absl::StrFormat("npy dtype %s %s: not supported", internal::Quoted(descr), why);
+}
+
+FormatResult<const NpyType*> LookUp(std::string_view descr, unsigned* swap_width) {
+  if (descr.empty()) return FormatError{"npy descr is empty"};
+  const char order = descr[0];
+  const std::string_view code = descr.substr(1);
+  for (const NpyType& t : kTypes) {
+    if (t.descr.substr(1) != code) continue;
+    if (t.size == 1 && (order == '|' || order == '<' || order == '>')) {
+      *swap_width = 0;
+      return &t;
+    }
+    if (t.size > 1 && (order == '<' || order == '>')) {
+      *swap_width = order == '>' ? t.swap_unit : 0;
+      return &t;
+    }
+    return FormatError{absl::StrFormat("npy descr %s: byte order '%c' is not '<' or '>'",
+                                       internal::Quoted(descr), order)};
+  }
+  return FormatError{Unsupported(descr)};
+}
+
+// The orders agree when at most one dimension exceeds 1.
+bool FortranIsCOrder(std::span<const std::uint64_t> shape) {
+  return std::count_if(shape.begin(), shape.end(), [](std::uint64_t d) { return d > 1; }) <= 1;
+}
+
+// The header text: where it starts and how long it says it is.
+FormatResult<std::span<const std::uint8_t>> HeaderText(internal::ByteReader& r,
+                                                       std::uint8_t major) {
+  std::uint64_t length = 0;
+  if (major == 1) {
+    std::uint16_t n = 0;
+    if (!r.Read(&n)) return FormatError{"npy file ends inside the header length"};
+    length = n;
+  } else {
+    std::uint32_t n = 0;
+    if (!r.Read(&n)) return FormatError{"npy file ends inside the header length"};
+    length = n;
+  }
+  if (length > kMaxNpyHeaderBytes) {
+    return FormatError{absl::StrFormat("npy header length %d exceeds the limit of %d bytes", length,
+                                       kMaxNpyHeaderBytes)};
+  }
+  const auto text = r.Take(length);
+  if (!text) {
+    return FormatError{absl::StrFormat("npy header of %d bytes is truncated: %d bytes present",
+                                       length, r.remaining())};
+  }
+  return *text;
+}
+
+FormatResult<std::uint64_t> DataBytes(const NpyArray& a, unsigned size) {
+  const auto count = internal::ElementCount(a.shape);
+  if (!count) {
+    return FormatError{absl::StrFormat("npy shape (%s): element count exceeds 2^64-1",
+                                       absl::StrJoin(a.shape, ", "))};
+  }
+  const auto bytes = internal::Mul(*count, size);
+  if (!bytes) {
+    return FormatError{absl::StrFormat("npy shape (%s) of %d-byte elements: size exceeds 2^64-1",
+                                       absl::StrJoin(a.shape, ", "), size)};
+  }
+  return *bytes;
+}
+
+}  // namespace
+
+FormatResult<NpyArray> ReadNpy(std::span<const std::uint8_t> file) {
+  internal::ByteReader r(file);
+  const auto magic = r.Take(kMagic.size());
+  if (!magic || internal::AsText(*magic) != kMagic) {
+    return FormatError{"not an npy file: the magic \\x93NUMPY is missing"};
+  }
+  std::uint8_t major = 0, minor = 0;
+  if (!r.Read(&major) || !r.Read(&minor)) return FormatError{"npy file ends inside the version"};
+  if (major < 1 || major > 3 || minor != 0) {
+    return FormatError{
+        absl::StrFormat("npy format version %d.%d: only 1.0, 2.0 and 3.0 are read", major, minor)};
+  }
+  const auto text = HeaderText(r, major);
+  if (!text.ok()) return text.error();
+  auto fields = internal::ParseNpyHeaderDict(internal::AsText(text.value()));
+  if (!fields.ok()) return fields.error();
+
+  NpyArray a;
+  a.major_version = major;
+  a.descr = std::move(fields.value().descr);
+  a.shape = std::move(fields.value().shape);
+  const auto type = LookUp(a.descr, &a.swap_width);
+  if (!type.ok()) return type.error();
+  a.dtype = type.value()->dtype;
+  if (fields.value().fortran_order && !FortranIsCOrder(a.shape)) {
+    return FormatError{
+        absl::StrFormat("npy array of shape (%s) is in Fortran order: not supported (save "
+                        "numpy.ascontiguousarray(a) instead)",
+                        absl::StrJoin(a.shape, ", "))};
+  }
+  const auto bytes = DataBytes(a, type.value()->size);
+  if (!bytes.ok()) return bytes.error();
+  if (r.remaining() != bytes.value()) {
+    return FormatError{
+        absl::StrFormat("npy array needs %d data bytes, the file has %d after its "
+                        "header",
+                        bytes.value(), r.remaining())};
+  }
+  a.data = *r.Take(bytes.value());
+  return a;
+}
+
+std::optional<std::string_view> NpyDescr(Dtype dtype) {
+  for (const NpyType& t : kTypes) {
+    if (t.dtype == dtype) return t.descr;
+  }
+  return std::nullopt;
+}
+
+FormatResult<std::string> NpyHeader(Dtype dtype, std::span<const std::uint64_t> shape) {
+  const auto descr = NpyDescr(dtype);
+  if (!descr) {
+    return FormatError{
+        absl::StrFormat("NumPy has no dtype for kiln's %s", GetDtypeInfo(dtype).name)};
+  }
+  if (shape.size() > kMaxRank) return FormatError{"shape has more than 8 dimensions"};
+  // Python's tuple repr: (), (3,), (3, 4).
+  const std::string tuple = shape.size() == 1 ? absl::StrCat("(", shape[0], ",)")
+                                              : "(" + absl::StrJoin(shape, ", ") + ")";
+  std::string dict =
+      absl::StrFormat("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", *descr, tuple);
+  const std::size_t unpadded = kMagic.size() + 4 + dict.size() + 1;
+  dict.append((64 - unpadded % 64) % 64, ' ');
+  dict += '\n';
+  std::string out(kMagic);
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(dict.size() & 0xff);
+  out += static_cast<char>(dict.size() >> 8);  // at most a few hundred bytes
+  return out + dict;
+}
+
+void SwapBytes(std::span<std::uint8_t> data, unsigned width) {
+  if (width < 2) return;
+  for (std::size_t at = 0; at + width <= data.size(); at += width) {
+    std::reverse(data.begin() + static_cast<std::ptrdiff_t>(at),
+                 data.begin() + static_cast<std::ptrdiff_t>(at + width));
+  }
+}
+
+}  // namespace kiln::formats

@@ -1,0 +1,93 @@
+// Writing safetensors headers.
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "checked.h"
+#include "kiln/formats/safetensors.h"
+#include "kiln/utf8.h"
+#include "text.h"
+
+namespace kiln::formats {
+namespace {
+
+// A JSON string as serde_json (the reference) and Python's json module with
+// ensure_ascii=False write it: short escapes where JSON has them, \u00xx for
+// the other control characters, everything else as is.
+std::string JsonQuoted(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+FormatResult<std::string> SafetensorsHeader(std::span<const SafetensorsEntry> tensors) {
+  std::string json = "{";
+  std::unordered_set<std::string_view> names;
+  std::uint64_t offset = 0;
+  for (const SafetensorsEntry& t : tensors) {
+    const auto dtype = SafetensorsDtypeName(t.dtype);
+    if (!dtype) {
+      return FormatError{absl::StrFormat("tensor %s: safetensors has no dtype for kiln's %s",
+                                         internal::Quoted(t.name), GetDtypeInfo(t.dtype).name)};
+    }
+    if (t.name == "__metadata__" || !IsWellFormedUtf8(t.name) || !names.insert(t.name).second) {
+      return FormatError{absl::StrFormat(
+          "tensor %s: not usable as a safetensors name (reserved, repeated or not UTF-8)",
+          internal::Quoted(t.name))};
+    }
+    const auto end = internal::Add(offset, t.byte_length);
+    if (!end) return FormatError{"the tensors' total size exceeds 2^64-1"};
+    absl::StrAppendFormat(&json, R"(%s%s:{"dtype":"%s","shape":[%s],"data_offsets":[%d,%d]})",
+                          json.size() > 1 ? "," : "", JsonQuoted(t.name), *dtype,
+                          absl::StrJoin(t.shape, ","), offset, *end);
+    offset = *end;
+  }
+  json += "}";
+  json.append((8 - json.size() % 8) % 8, ' ');
+  if (json.size() > kMaxSafetensorsHeaderBytes) {
+    return FormatError{
+        absl::StrFormat("the safetensors header would be %d bytes, above the "
+                        "limit of %d",
+                        json.size(), kMaxSafetensorsHeaderBytes)};
+  }
+  std::string out(8, '\0');
+  for (std::size_t k = 0; k < 8; ++k) {
+    out[k] = static_cast<char>((std::uint64_t{json.size()} >> (8 * k)) & 0xff);
+  }
+  return out + json;
+}
+
+}  // namespace kiln::formats

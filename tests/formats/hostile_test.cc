@@ -1,0 +1,467 @@
+// The readers on hostile input: truncation, oversized lengths and counts,
+// overflowing products, malformed headers. Each must fail with a message,
+// never crash and never allocate by an unchecked number.
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kiln/formats/gguf.h"
+#include "kiln/formats/npy.h"
+#include "kiln/formats/safetensors.h"
+
+namespace kiln::formats {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+void PutLe(Bytes* b, std::uint64_t v, int size) {
+  for (int k = 0; k < size; ++k) b->push_back(static_cast<std::uint8_t>(v >> (8 * k)));
+}
+
+void Append(Bytes* b, std::string_view s) { b->insert(b->end(), s.begin(), s.end()); }
+
+// ---------------------------------------------------------------- npy
+
+Bytes Npy(std::string_view dict, std::size_t data_bytes, std::uint8_t major = 1) {
+  Bytes b = {0x93, 'N', 'U', 'M', 'P', 'Y', major, 0};
+  PutLe(&b, dict.size(), major == 1 ? 2 : 4);
+  Append(&b, dict);
+  b.resize(b.size() + data_bytes, 0);
+  return b;
+}
+
+std::string Dict(std::string_view shape, std::string_view descr = "<f4") {
+  return "{'descr': '" + std::string(descr) +
+         "', 'fortran_order': False, 'shape': " + std::string(shape) + ", }\n";
+}
+
+std::string NpyError(const Bytes& b) {
+  const auto r = ReadNpy(b);
+  return r.ok() ? "(accepted)" : r.error().message;
+}
+
+TEST(NpyHostile, EveryPrefixOfAValidFileIsRefused) {
+  const std::vector<std::uint64_t> shape = {2, 3};
+  const auto header = NpyHeader(Dtype::kF32, shape);
+  ASSERT_TRUE(header.ok());
+  Bytes file(header.value().begin(), header.value().end());
+  EXPECT_EQ(file.size() % 64, 0u);  // data aligned as NumPy aligns it
+  file.resize(file.size() + 24, 0);
+  ASSERT_TRUE(ReadNpy(file).ok()) << NpyError(file);
+  for (std::size_t n = 0; n < file.size(); ++n) {
+    EXPECT_FALSE(ReadNpy(std::span(file).first(n)).ok()) << n;
+  }
+}
+
+TEST(NpyHostile, OversizedAndTruncatedHeaders) {
+  Bytes huge = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0, 0xff, 0xff, 0xff, 0xff};
+  EXPECT_NE(NpyError(huge).find("header length 4294967295 exceeds the limit"), std::string::npos);
+  Bytes cut = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0xe8, 0x03, '{', '}'};
+  EXPECT_NE(NpyError(cut).find("header of 1000 bytes is truncated"), std::string::npos);
+  EXPECT_NE(NpyError(Npy(Dict("(1,)"), 4, 4)).find("version 4.0"), std::string::npos);
+  EXPECT_NE(NpyError({'N', 'U', 'M', 'P', 'Y'}).find("not an npy file"), std::string::npos);
+}
+
+TEST(NpyHostile, ShapeProductsThatOverflow) {
+  EXPECT_NE(NpyError(Npy(Dict("(4294967296, 4294967296, 2)"), 0)).find("element count exceeds"),
+            std::string::npos);
+  EXPECT_NE(NpyError(Npy(Dict("(4611686018427387904,)"), 0)).find("size exceeds 2^64-1"),
+            std::string::npos);
+  EXPECT_NE(NpyError(Npy(Dict("(99999999999999999999999,)"), 0)).find("exceeds 2^64-1"),
+            std::string::npos);
+  // A zero dimension makes the count 0, however large the others.
+  EXPECT_TRUE(ReadNpy(Npy(Dict("(0, 18446744073709551615)"), 0)).ok());
+}
+
+TEST(NpyHostile, DataMustMatchTheShapeExactly) {
+  EXPECT_NE(NpyError(Npy(Dict("(3,)"), 11)).find("needs 12 data bytes, the file has 11"),
+            std::string::npos);
+  EXPECT_NE(NpyError(Npy(Dict("(3,)"), 13)).find("needs 12 data bytes, the file has 13"),
+            std::string::npos);
+}
+
+TEST(NpyHostile, StrictHeaderSyntax) {
+  const char* bad[] = {
+      "{'descr': '<f4', 'shape': (1,), }",                                // missing key
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}",  // extra key
+      "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1)}",  // an int
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}",
+      "{'descr': '<f\\x34', 'fortran_order': False, 'shape': (1,)}",
+      "{'descr': '<f4', 'fortran_order': false, 'shape': (1,)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (01,)}",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x",
+      "{'descr': '<f4, 'fortran_order': False, 'shape': (1,)}",
+      "{'descr': '<f4' 'fortran_order': False, 'shape': (1,)}",
+      "['descr', '<f4']",
+      "{'descr': '|f4', 'fortran_order': False, 'shape': (1,)}",  // no byte order
+      "{'descr': '=f4', 'fortran_order': False, 'shape': (1,)}",
+      "{'descr': '<f16', 'fortran_order': False, 'shape': (1,)}",
+      "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}",
+      "",
+  };
+  for (const char* dict : bad) EXPECT_FALSE(ReadNpy(Npy(dict, 16)).ok()) << dict;
+}
+
+TEST(NpyHostile, WhatNumpyWritesIsAccepted) {
+  EXPECT_TRUE(ReadNpy(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3L,), }", 12)).ok());
+  EXPECT_TRUE(ReadNpy(Npy("{\"descr\": \"<f4\", \"shape\": (), \"fortran_order\": True}", 4)).ok());
+  const auto be = ReadNpy(Npy(Dict("(2,)", ">c16"), 32, 2));
+  ASSERT_TRUE(be.ok());
+  EXPECT_EQ(be.value().swap_width, 8u);  // each f64 half on its own
+  EXPECT_EQ(be.value().dtype, Dtype::kC128);
+}
+
+TEST(Npy, SwapBytesReversesEachUnit) {
+  Bytes b = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  SwapBytes(b, 4);
+  EXPECT_EQ(b, (Bytes{4, 3, 2, 1, 8, 7, 6, 5, 9}));
+}
+
+// ---------------------------------------------------------------- safetensors
+
+Bytes St(std::string_view json, std::size_t data_bytes) {
+  Bytes b;
+  PutLe(&b, json.size(), 8);
+  Append(&b, json);
+  b.resize(b.size() + data_bytes, 0);
+  return b;
+}
+
+std::string StError(const Bytes& b) {
+  const auto r = ReadSafetensors(b);
+  return r.ok() ? "(accepted)" : r.error().message;
+}
+
+TEST(SafetensorsHostile, HeaderLengths) {
+  Bytes big;
+  PutLe(&big, std::uint64_t{1} << 63, 8);
+  EXPECT_NE(StError(big).find("header length 9223372036854775808 exceeds the limit"),
+            std::string::npos);
+  Bytes limit;
+  PutLe(&limit, 100'000'001, 8);
+  EXPECT_NE(StError(limit).find("exceeds the limit of 100000000"), std::string::npos);
+  Bytes cut;
+  PutLe(&cut, 100'000'000, 8);
+  Append(&cut, "{}");
+  EXPECT_NE(StError(cut).find("only 2 bytes follow"), std::string::npos);
+  EXPECT_NE(StError({1, 2, 3}).find("too short"), std::string::npos);
+}
+
+TEST(SafetensorsHostile, EveryPrefixOfAValidFileIsRefused) {
+  const Bytes file =
+      St(R"({"__metadata__":{"a":"b"},"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8);
+  ASSERT_TRUE(ReadSafetensors(file).ok()) << StError(file);
+  for (std::size_t n = 0; n < file.size(); ++n) {
+    EXPECT_FALSE(ReadSafetensors(std::span(file).first(n)).ok()) << n;
+  }
+}
+
+TEST(SafetensorsHostile, LayoutChecks) {
+  auto one = [](std::string_view entry) {
+    return std::string(R"({"x":)") + std::string(entry) + "}";
+  };
+  EXPECT_NE(StError(St(one(R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})"), 4))
+                .find("do not lie in the 4-byte data section"),
+            std::string::npos);
+  EXPECT_NE(StError(St(one(R"({"dtype":"F32","shape":[3],"data_offsets":[0,8]})"), 8))
+                .find("is 12 bytes, data_offsets cover 8"),
+            std::string::npos);
+  EXPECT_NE(StError(St(one(R"({"dtype":"F32","shape":[4294967296,4294967296,2],)"
+                           R"("data_offsets":[0,8]})"),
+                       8))
+                .find("overflows"),
+            std::string::npos);
+  EXPECT_NE(
+      StError(St(one(R"({"dtype":"F32","shape":[2],"data_offsets":[8,0]})"), 8)).find("do not lie"),
+      std::string::npos);
+  const std::string two = R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
+                          R"("b":{"dtype":"U8","shape":[4],"data_offsets":[2,6]}})";
+  EXPECT_NE(StError(St(two, 6)).find("overlap"), std::string::npos);
+  const std::string gap = R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
+                          R"("b":{"dtype":"U8","shape":[4],"data_offsets":[6,10]}})";
+  EXPECT_NE(StError(St(gap, 10)).find("bytes [4, 6) belong to no tensor"), std::string::npos);
+  EXPECT_NE(StError(St(one(R"({"dtype":"U8","shape":[4],"data_offsets":[0,4]})"), 5))
+                .find("bytes [4, 5) belong to no tensor"),
+            std::string::npos);
+  EXPECT_NE(StError(St(one(R"({"dtype":"F4","shape":[2],"data_offsets":[0,1]})"), 1))
+                .find("dtype \"F4\" is not supported"),
+            std::string::npos);
+}
+
+TEST(SafetensorsHostile, StrictJson) {
+  const char* bad[] = {
+      R"( {})",  // the reference requires '{' first
+      R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+      R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"extra":1}})",
+      R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"dtype":"U8"}})",
+      R"({"x":{"dtype":"U8","shape":[1]}})",
+      R"({"x":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})",
+      R"({"x":{"dtype":"U8","shape":[1.0],"data_offsets":[0,1]}})",
+      R"({"x":{"dtype":"U8","shape":[01],"data_offsets":[0,1]}})",
+      R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,18446744073709551616]}})",
+      R"({"x":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})",
+      R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1,2]}})",
+      R"({"\udc00":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+      R"({"\ud800x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+      "{\"a\x01\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+      "{\"\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+      R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}} x)",
+      R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},})",
+      R"({"__metadata__":{"a":1},"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+      R"({"__metadata__":{"a":"b","a":"c"},"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+      R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]})",
+      R"({"x":[1]})",
+  };
+  for (const char* json : bad) EXPECT_FALSE(ReadSafetensors(St(json, 1)).ok()) << json;
+}
+
+TEST(Safetensors, ValidCornerCases) {
+  EXPECT_TRUE(ReadSafetensors(St("{}      ", 0)).ok());
+  const auto r = ReadSafetensors(
+      St(R"({"__metadata__":null,"e":{"dtype":"F64","shape":[0,5],"data_offsets":[0,0]},)"
+         R"("s":{"shape":[],"data_offsets":[0,2],"dtype":"BF16"},"\u00fc\ud83d\ude00":)"
+         R"({"dtype":"U8","shape":[1],"data_offsets":[2,3]}})",
+         3));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r.value().tensors.size(), 3u);
+  EXPECT_EQ(r.value().tensors[2].name, "\u00fc\U0001F600");
+}
+
+TEST(Safetensors, HeaderIsCompactAndPaddedToEight) {
+  const std::vector<std::uint64_t> shape = {2, 3};
+  const SafetensorsEntry entries[] = {{"a\tb", Dtype::kF32, shape, 24}, {"c", Dtype::kU8, {}, 1}};
+  const auto h = SafetensorsHeader(entries);
+  ASSERT_TRUE(h.ok());
+  const std::string json = R"({"a\tb":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
+                           R"("c":{"dtype":"U8","shape":[],"data_offsets":[24,25]}})";
+  EXPECT_EQ(h.value().substr(8, json.size()), json);
+  EXPECT_EQ((h.value().size() - 8) % 8, 0u);
+  EXPECT_EQ(static_cast<std::uint8_t>(h.value()[0]), h.value().size() - 8);
+  const SafetensorsEntry reserved[] = {{"__metadata__", Dtype::kF32, {}, 4}};
+  EXPECT_FALSE(SafetensorsHeader(reserved).ok());
+}
+
+// ---------------------------------------------------------------- gguf
+
+struct Gguf {
+  Bytes b;
+  Gguf(std::uint32_t version, std::uint64_t tensors, std::uint64_t kvs) {
+    Append(&b, "GGUF");
+    U32(version).U64(tensors).U64(kvs);
+  }
+  Gguf& U32(std::uint32_t v) { return PutLe(&b, v, 4), *this; }
+  Gguf& U64(std::uint64_t v) { return PutLe(&b, v, 8), *this; }
+  Gguf& Str(std::string_view s) { return U64(s.size()), Append(&b, s), *this; }
+  // A tensor info.
+  Gguf& Info(std::string_view name, std::vector<std::uint64_t> ne, std::uint32_t type,
+             std::uint64_t offset) {
+    Str(name).U32(static_cast<std::uint32_t>(ne.size()));
+    for (const std::uint64_t d : ne) U64(d);
+    return U32(type).U64(offset);
+  }
+  Gguf& Pad(std::size_t align) {
+    while (b.size() % align != 0) b.push_back(0);
+    return *this;
+  }
+  Gguf& Zeros(std::size_t n) { return b.resize(b.size() + n, 0), *this; }
+};
+
+std::string GgufError(const Bytes& b) {
+  const auto r = ReadGguf(b);
+  return r.ok() ? "(accepted)" : r.error().message;
+}
+
+TEST(GgufHostile, CountsAreBoundedByTheFileBeforeAllocation) {
+  EXPECT_NE(GgufError(Gguf(3, std::uint64_t{1} << 40, 0).Zeros(64).b)
+                .find("tensor_count 1099511627776 cannot fit in the 64 bytes that follow"),
+            std::string::npos);
+  EXPECT_NE(GgufError(Gguf(3, 0, std::uint64_t{1} << 60).b).find("metadata_kv_count"),
+            std::string::npos);
+  EXPECT_NE(GgufError(Gguf(3, ~std::uint64_t{0}, ~std::uint64_t{0}).b).find("cannot fit"),
+            std::string::npos);
+}
+
+TEST(GgufHostile, LengthsInsideMetadata) {
+  Gguf long_key(3, 0, 1);
+  long_key.U64(std::uint64_t{1} << 63).Zeros(16);
+  EXPECT_NE(GgufError(long_key.b).find("runs past the end"), std::string::npos);
+  Gguf long_array(3, 0, 1);
+  long_array.Str("k").U32(9).U32(10).U64(std::uint64_t{1} << 61).Zeros(16);
+  EXPECT_NE(GgufError(long_array.b).find("cannot fit"), std::string::npos);
+  Gguf deep(3, 0, 1);
+  deep.Str("k").U32(9);
+  for (int i = 0; i < 9; ++i) deep.U32(9).U64(1);
+  deep.U32(0).U64(1).Zeros(1);
+  EXPECT_NE(GgufError(deep.b).find("nested more than 8 deep"), std::string::npos);
+  Gguf unknown(3, 0, 1);
+  unknown.Str("k").U32(13).Zeros(8);
+  EXPECT_NE(GgufError(unknown.b).find("unknown value type 13"), std::string::npos);
+  Gguf repeated(3, 0, 2);
+  repeated.Str("k").U32(0).Zeros(1).Str("k").U32(0).Zeros(1);
+  EXPECT_NE(GgufError(repeated.b).find("repeats"), std::string::npos);
+}
+
+TEST(GgufHostile, VersionsAndMagic) {
+  EXPECT_NE(GgufError(Gguf(1, 0, 0).b).find("version 1 is not supported"), std::string::npos);
+  EXPECT_NE(GgufError(Gguf(0x03000000, 0, 0).b).find("big-endian"), std::string::npos);
+  EXPECT_NE(GgufError({'G', 'G', 'U', 'X'}).find("not a GGUF file"), std::string::npos);
+}
+
+TEST(GgufHostile, TensorInfos) {
+  auto one = [](std::vector<std::uint64_t> ne, std::uint32_t type, std::uint64_t offset,
+                std::size_t data) {
+    return Gguf(3, 1, 0).Info("w", std::move(ne), type, offset).Pad(32).Zeros(data).b;
+  };
+  EXPECT_NE(GgufError(one({32}, 99, 0, 18)).find("tensor \"w\" has unknown ggml type 99"),
+            std::string::npos);
+  EXPECT_NE(GgufError(one({33}, 2, 0, 18)).find("row length 33 is not a multiple of the Q4_0"),
+            std::string::npos);
+  EXPECT_NE(GgufError(one({1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, 0, 4)).find("9 dimensions"),
+            std::string::npos);
+  EXPECT_NE(GgufError(one({4}, 0, 16, 32)).find("not a multiple of the alignment 32"),
+            std::string::npos);
+  EXPECT_NE(GgufError(one({4}, 0, 0, 15)).find("lie past the end"), std::string::npos);
+  EXPECT_NE(GgufError(one({4294967296, 4294967296, 2}, 0, 0, 4)).find("lie past the end"),
+            std::string::npos);
+  EXPECT_NE(GgufError(one({~std::uint64_t{0}}, 0, 0, 4)).find("exceeds 2^63-1"), std::string::npos);
+  EXPECT_NE(GgufError(one({4}, 0, ~std::uint64_t{0} - 31, 16)).find("lie past the end"),
+            std::string::npos);
+  const Bytes overlap =
+      Gguf(3, 2, 0).Info("a", {16}, 0, 0).Info("b", {16}, 0, 32).Pad(32).Zeros(96).b;
+  EXPECT_NE(GgufError(overlap).find("overlap"), std::string::npos);
+  const Bytes twice = Gguf(3, 2, 0).Info("a", {8}, 0, 0).Info("a", {8}, 0, 32).Pad(32).Zeros(64).b;
+  EXPECT_NE(GgufError(twice).find("tensor name \"a\" repeats"), std::string::npos);
+}
+
+TEST(GgufHostile, Alignment) {
+  auto with = [](std::uint32_t type, std::uint64_t value) {
+    Gguf g(3, 0, 1);
+    g.Str("general.alignment").U32(type);
+    return type == 10 ? g.U64(value).b : g.U32(static_cast<std::uint32_t>(value)).b;
+  };
+  EXPECT_NE(GgufError(with(4, 48)).find("not a power of two"), std::string::npos);
+  EXPECT_NE(GgufError(with(4, 0)).find("not a power of two"), std::string::npos);
+  EXPECT_NE(GgufError(with(10, 64)).find("not a u32"), std::string::npos);
+  const auto ok = ReadGguf(with(4, 256));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok.value().alignment, 256u);
+}
+
+TEST(GgufHostile, EveryPrefixOfAValidFileIsRefused) {
+  Gguf g(2, 2, 2);
+  g.Str("name").U32(8).Str("tiny");
+  g.Str("list").U32(9).U32(8).U64(2).Str("a").Str("bc");
+  g.Info("q", {32, 2}, 8, 0).Info("f", {3}, 0, 96).Pad(32).Zeros(68).Pad(32).Zeros(12);
+  const auto r = ReadGguf(g.b);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().tensors[0].shape, (std::vector<std::uint64_t>{2, 32}));
+  EXPECT_EQ(r.value().tensors[0].data.size(), 68u);
+  EXPECT_EQ(FormatGgufValue(r.value().metadata[1]), R"(["a", "bc"])");
+  for (std::size_t n = 0; n < g.b.size(); ++n) {
+    EXPECT_FALSE(ReadGguf(std::span(g.b).first(n)).ok()) << n;
+  }
+}
+
+TEST(Gguf, LongValuesAreShortened) {
+  Gguf g(3, 0, 1);
+  g.Str("tokens").U32(9).U32(4).U64(1000);
+  for (std::uint32_t i = 0; i < 1000; ++i) g.U32(i);
+  const auto r = ReadGguf(g.b);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const std::string text = FormatGgufValue(r.value().metadata[0], 40);
+  EXPECT_LT(text.size(), 70u);
+  EXPECT_NE(text.find("... (1000 items)]"), std::string::npos) << text;
+}
+
+TEST(Gguf, KilnRequestMapsTypes) {
+  GgufTensor t;
+  t.name = "w";
+  t.shape = {4, 256};
+  t.type = FindGgmlType(12);
+  const TensorRequest r = KilnRequest(t);
+  EXPECT_EQ(r.dtype, Dtype::kOpaque);
+  EXPECT_EQ(r.layout, "ggml.q4_k");
+  EXPECT_EQ(r.block_size, 256u);
+  t.type = FindGgmlType(30);
+  EXPECT_EQ(KilnRequest(t).dtype, Dtype::kBf16);
+  EXPECT_EQ(FindGgmlType(4), nullptr);  // Q4_2, removed from ggml
+}
+
+// ---------------------------------------------------------------- all three
+
+// Random byte flips, insertions of extreme values and truncations of a valid
+// file of each format (fixed seed, a few thousand variants, well under a
+// second): no reader may crash, and what one accepts must lie inside the
+// buffer.
+template <typename Read, typename Check>
+void Mutate(const Bytes& valid, Read read, Check check) {
+  std::mt19937_64 rng(12345);
+  for (int round = 0; round < 3000; ++round) {
+    Bytes b = valid;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const std::size_t at = rng() % b.size();
+      switch (rng() % 4) {
+        case 0:
+          b[at] = static_cast<std::uint8_t>(rng());
+          break;
+        case 1:
+          b[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+          break;
+        case 2:
+          b[at] = (rng() % 2) != 0 ? 0xff : 0x00;
+          break;
+        default:
+          b.resize(std::max<std::size_t>(1, at));
+          break;
+      }
+    }
+    const auto r = read(b);
+    if (r.ok()) check(r.value(), b);
+  }
+}
+
+bool Inside(std::span<const std::uint8_t> part, const Bytes& whole) {
+  return part.empty() ||
+         (part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size());
+}
+
+TEST(AllReaders, MutatedFilesNeverCrash) {
+  const std::vector<std::uint64_t> shape = {2, 3};
+  const auto header = NpyHeader(Dtype::kI16, shape);
+  ASSERT_TRUE(header.ok());
+  Bytes npy(header.value().begin(), header.value().end());
+  npy.resize(npy.size() + 12, 7);
+  Mutate(
+      npy, [](const Bytes& b) { return ReadNpy(b); },
+      [](const NpyArray& a, const Bytes& b) { EXPECT_TRUE(Inside(a.data, b)); });
+
+  const Bytes st = St(R"({"__metadata__":{"k":"v"},"a":{"dtype":"F16","shape":[2],)"
+                      R"("data_offsets":[0,4]},"b":{"dtype":"I8","shape":[1,3],)"
+                      R"("data_offsets":[4,7]}})",
+                      7);
+  Mutate(
+      st, [](const Bytes& b) { return ReadSafetensors(b); },
+      [](const SafetensorsFile& f, const Bytes& b) {
+        for (const auto& t : f.tensors) EXPECT_TRUE(Inside(t.data, b));
+      });
+
+  Gguf g(3, 2, 2);
+  g.Str("name").U32(8).Str("tiny");
+  g.Str("list").U32(9).U32(9).U64(2).U32(4).U64(1).U32(5).U32(0).U64(0);
+  g.Info("q", {32, 2}, 8, 0).Info("f", {3}, 0, 96).Pad(32).Zeros(68).Pad(32).Zeros(12);
+  ASSERT_TRUE(ReadGguf(g.b).ok());
+  Mutate(
+      g.b, [](const Bytes& b) { return ReadGguf(b); },
+      [](const GgufFile& f, const Bytes& b) {
+        for (const auto& t : f.tensors) EXPECT_TRUE(Inside(t.data, b));
+        for (const auto& kv : f.metadata) (void)FormatGgufValue(kv);
+      });
+}
+
+}  // namespace
+}  // namespace kiln::formats

@@ -1,0 +1,271 @@
+// The format tools end to end, against files written by tools kiln did not
+// write: NumPy (python3-numpy) for .npy, and small independent writers that
+// follow the published safetensors and GGUF layouts (tests/formats/*.py).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "formats/test_util.h"
+#include "gtest/gtest.h"
+#include "kiln/kiln.h"
+#include "progress.h"
+
+namespace kiln {
+namespace {
+
+using testing_formats::Convert;
+using testing_formats::Outcome;
+using testing_formats::Pack;
+using testing_formats::ReadBytes;
+using testing_formats::RunPython;
+using testing_formats::TempDir;
+using testing_formats::Unpack;
+
+// The .npy files of `dir`, as NAME=PATH arguments in name order.
+std::vector<std::string> NpyArguments(const std::string& dir) {
+  std::vector<std::string> args;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".npy") {
+      args.push_back(entry.path().stem().string() + "=" + entry.path().string());
+    }
+  }
+  std::sort(args.begin(), args.end());
+  return args;
+}
+
+std::optional<Tensor> Find(const Directory& dir, std::string_view name) {
+  const auto i = dir.Find(name);
+  if (!i) return std::nullopt;
+  return dir.tensor(*i);
+}
+
+TEST(Numpy, PackUnpackAndNumpyReadsBackEqualArrays) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("make_npy.py", {tmp / "good", tmp / "bad"}, &log), 0)
+      << log << "(is python3-numpy installed? scripts/setup.sh installs it)";
+  std::vector<std::string> args = {tmp / "all.klnt"};
+  const std::vector<std::string> inputs = NpyArguments(tmp / "good");
+  args.insert(args.end(), inputs.begin(), inputs.end());
+  const Outcome packed = Pack(args);
+  ASSERT_EQ(packed.status, 0) << packed.err;
+
+  const std::vector<std::uint8_t> block = ReadBytes(tmp / "all.klnt");
+  const Result<Directory> dir = Parse(block);
+  ASSERT_TRUE(dir.ok()) << dir.error().ToString();
+  ASSERT_EQ(dir.value().tensor_count(), inputs.size());
+  // Argument order is tensor order.
+  for (std::uint32_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_EQ(std::string(dir.value().tensor(i).name) + "=",
+              inputs[i].substr(0, inputs[i].find('=') + 1));
+  }
+  const auto be = Find(dir.value(), "be_i32_5");
+  ASSERT_TRUE(be);
+  EXPECT_EQ(be->dtype, Dtype::kI32);
+  // Big-endian 1 became little-endian 1.
+  EXPECT_EQ(be->payload[0], 1);
+  EXPECT_EQ(be->payload[3], 0);
+  EXPECT_EQ(Find(dir.value(), "c128_2")->dtype, Dtype::kC128);
+  EXPECT_EQ(Find(dir.value(), "f64_scalar")->rank, 0);
+
+  const Outcome unpacked = Unpack({tmp / "all.klnt", tmp / "out"});
+  ASSERT_EQ(unpacked.status, 0) << unpacked.err;
+  std::string check;
+  EXPECT_EQ(RunPython("check_npy.py", {tmp / "good", tmp / "out"}, &check), 0) << check;
+}
+
+TEST(Numpy, RefusesWhatKilnCannotHold) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("make_npy.py", {tmp / "good", tmp / "bad"}, &log), 0) << log;
+  const std::pair<const char*, const char*> cases[] = {
+      {"object", "object array"}, {"fortran_2x3", "Fortran order"}, {"unicode", "string dtype"},
+      {"bytes", "string dtype"},  {"structured", "structured"},     {"datetime", "datetime"},
+      {"void", "void"},
+  };
+  for (const auto& [name, why] : cases) {
+    const Outcome r =
+        Pack({tmp / "x.klnt", std::string("x=") + (tmp / "bad") + "/" + name + ".npy"});
+    EXPECT_EQ(r.status, 1) << name;
+    EXPECT_NE(r.err.find(why), std::string::npos) << name << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(tmp / "x.klnt")) << name;
+  }
+}
+
+TEST(Safetensors, IndependentFileConvertsToKilnAndBackByteForByte) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_safetensors.py", {tmp / "in.safetensors"}, &log), 0) << log;
+  const Outcome to_kiln = Convert({tmp / "in.safetensors", tmp / "mid.klnt"});
+  ASSERT_EQ(to_kiln.status, 0) << to_kiln.err;
+  EXPECT_EQ(to_kiln.err, "");  // no metadata, nothing to report
+
+  const std::vector<std::uint8_t> block = ReadBytes(tmp / "mid.klnt");
+  const Result<Directory> dir = Parse(block);
+  ASSERT_TRUE(dir.ok()) << dir.error().ToString();
+  ASSERT_EQ(dir.value().tensor_count(), 11u);
+  EXPECT_EQ(dir.value().tensor(0).name, "embed.weight");  // file order kept
+  EXPECT_EQ(dir.value().tensor(5).dtype, Dtype::kBf16);
+  EXPECT_EQ(dir.value().tensor(9).dtype, Dtype::kF8E4m3fn);
+  EXPECT_EQ(dir.value().tensor(10).name, "name with \"quotes\", \\ and \u00fc");
+
+  const Outcome back = Convert({tmp / "mid.klnt", tmp / "out.safetensors"});
+  ASSERT_EQ(back.status, 0) << back.err;
+  EXPECT_EQ(ReadBytes(tmp / "out.safetensors"), ReadBytes(tmp / "in.safetensors"));
+}
+
+TEST(Safetensors, MetadataIsReportedNotDropped) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_safetensors.py", {tmp / "in.safetensors", "--metadata"}, &log), 0);
+  const Outcome r = Convert({tmp / "in.safetensors", tmp / "out.klnt"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("kiln has no place for metadata: 3 entries not carried over:"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("  format=pt\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("  note=" + std::string(80, 'n') + "...\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("  tab\\x09here=x\\x0ay\n"), std::string::npos) << r.err;
+}
+
+TEST(Gguf, IndependentFileConvertsWithQuantisedTensorsIntact) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_gguf.py", {tmp / "in.gguf", tmp / "data"}, &log), 0) << log;
+  const Outcome r = Convert({tmp / "in.gguf", tmp / "out.klnt"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* line :
+       {"kiln has no place for metadata: 10 entries not carried over:\n",
+        "  general.architecture=llama\n", "  general.alignment=64\n", "  test.i32=-5\n",
+        "  test.f32=0.5\n", "  test.bool=true\n", "  test.u64=1099511627776\n",
+        "  test.tokens=[\"a\", \"b\", \"c\"]\n", "  test.nested=[[1, -2], [3]]\n"}) {
+    EXPECT_NE(r.err.find(line), std::string::npos) << line << " not in: " << r.err;
+  }
+
+  const std::vector<std::uint8_t> block = ReadBytes(tmp / "out.klnt");
+  const Result<Directory> dir = Parse(block);
+  ASSERT_TRUE(dir.ok()) << dir.error().ToString();
+  struct Want {
+    const char* name;
+    Dtype dtype;
+    std::vector<std::uint64_t> shape;  // GGUF dims reversed
+    const char* layout;
+    std::uint32_t block_size;
+  };
+  const Want wants[] = {{"tok.f32", Dtype::kF32, {2, 3}, "", 0},
+                        {"norm.f16", Dtype::kF16, {8}, "", 0},
+                        {"blk.0.q4_0", Dtype::kOpaque, {2, 64}, "ggml.q4_0", 32},
+                        {"blk.0.q8_0", Dtype::kOpaque, {3, 32}, "ggml.q8_0", 32}};
+  ASSERT_EQ(dir.value().tensor_count(), 4u);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const Tensor t = dir.value().tensor(i);
+    const Want& w = wants[i];
+    EXPECT_EQ(t.name, w.name);
+    EXPECT_EQ(t.dtype, w.dtype) << w.name;
+    EXPECT_EQ(std::vector<std::uint64_t>(t.dims().begin(), t.dims().end()), w.shape) << w.name;
+    EXPECT_EQ(t.layout, w.layout) << w.name;
+    EXPECT_EQ(t.block_size, w.block_size) << w.name;
+    const std::vector<std::uint8_t> want = ReadBytes(tmp / "data" + "/" + w.name + ".bin");
+    EXPECT_EQ(std::vector<std::uint8_t>(t.payload.begin(), t.payload.end()), want) << w.name;
+  }
+}
+
+TEST(Gguf, UnpackWritesOpaqueTensorsAsRawBinWithTheirLayout) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_gguf.py", {tmp / "in.gguf", tmp / "data"}, &log), 0) << log;
+  ASSERT_EQ(Convert({tmp / "in.gguf", tmp / "k.klnt"}).status, 0);
+  const Outcome r = Unpack({tmp / "k.klnt", tmp / "out"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadBytes(tmp / "out/tensor-00002.bin"), ReadBytes(tmp / "data/blk.0.q4_0.bin"));
+  const std::vector<std::uint8_t> index = ReadBytes(tmp / "out/index.tsv");
+  const std::string text(index.begin(), index.end());
+  EXPECT_NE(text.find("2\tblk.0.q4_0\ttensor-00002.bin\topaque\t[2, 64]\tggml.q4_0\t32\t-\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Convert, UsageErrors) {
+  TempDir tmp;
+  EXPECT_EQ(Convert({tmp / "a.bin", tmp / "b.klnt"}).status, 2);          // unknown extension
+  EXPECT_EQ(Convert({tmp / "a.gguf", tmp / "b.safetensors"}).status, 2);  // unsupported pair
+  EXPECT_EQ(Convert({tmp / "a.klnt"}).status, 2);
+  EXPECT_EQ(Convert({"--from", "zip", tmp / "a", tmp / "b.klnt"}).status, 2);
+  const Outcome missing = Convert({tmp / "missing.safetensors", tmp / "b.klnt"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
+}
+
+TEST(Convert, FlagsOverrideExtensions) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_safetensors.py", {tmp / "in.data"}, &log), 0) << log;
+  const Outcome r = Convert({"--from", "safetensors", "--to", "kiln", tmp / "in.data", tmp / "o"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Parse(ReadBytes(tmp / "o")).ok());
+}
+
+TEST(Convert, InvalidInputIsExit1AndLeavesNoOutput) {
+  TempDir tmp;
+  testing_formats::WriteBytes(tmp / "bad.gguf", {'G', 'G', 'U', 'F', 3, 0, 0, 0});
+  const Outcome r = Convert({tmp / "bad.gguf", tmp / "out.klnt"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("gguf: the file ends inside the header counts"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "out.klnt"));
+}
+
+TEST(Convert, KilnWithOpaqueTensorsHasNoSafetensorsDtype) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_gguf.py", {tmp / "in.gguf", tmp / "data"}, &log), 0) << log;
+  ASSERT_EQ(Convert({tmp / "in.gguf", tmp / "k.klnt"}).status, 0);
+  const Outcome r = Convert({tmp / "k.klnt", tmp / "o.safetensors"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("safetensors has no dtype for kiln's opaque"), std::string::npos) << r.err;
+}
+
+TEST(Progress, ReportsPercentagesOnlyWhenEnabled) {
+  std::ostringstream shown, hidden;
+  {
+    cli::Progress p(shown, "kiln convert", std::uint64_t{200} << 20, true);
+    p.Advance(std::uint64_t{100} << 20);
+    p.Advance(std::uint64_t{100} << 20);
+  }
+  EXPECT_NE(shown.str().find("\rkiln convert:  50% (100 of 200 MiB)"), std::string::npos);
+  EXPECT_NE(shown.str().find("\rkiln convert: 100% (200 of 200 MiB)\n"), std::string::npos);
+  {
+    cli::Progress p(hidden, "kiln convert", std::uint64_t{200} << 20, false);
+    p.Advance(std::uint64_t{200} << 20);
+  }
+  EXPECT_EQ(hidden.str(), "");
+}
+
+TEST(Progress, SmallConversionsStaySilent) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_safetensors.py", {tmp / "in.safetensors"}, &log), 0) << log;
+  const Outcome r = Convert({tmp / "in.safetensors", tmp / "o.klnt"});
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);
+}
+
+// The wiring in main.cc: the command word reaches the right command.
+TEST(Binary, CommandsAreWired) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_safetensors.py", {tmp / "in.safetensors"}, &log), 0) << log;
+  const std::string cmd = std::string(KILN_BINARY) + " convert '" + (tmp / "in.safetensors") +
+                          "' '" + (tmp / "o.klnt") + "' >/dev/null 2>&1 && " + KILN_BINARY +
+                          " unpack '" + (tmp / "o.klnt") + "' '" + (tmp / "u") + "' >/dev/null";
+  const int st = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 0);
+  EXPECT_TRUE(std::filesystem::exists(tmp / "u/index.tsv"));
+  const int usage = std::system((std::string(KILN_BINARY) + " pack >/dev/null 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(usage), 2);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -15,9 +15,11 @@ export LLVM_PROFILE_FILE="$root/$prof/%p-%m.profraw"
 ctest --test-dir build/coverage -j2 --output-on-failure >/dev/null
 build/coverage/tools/kiln_replay corpus/parse "$@"
 llvm-profdata merge -sparse "$prof"/*.profraw -o "$prof/merged.profdata"
-objects=()
-for b in tests/kiln_tests tests/kiln_memory_tests tools/kiln_replay cli/kiln; do
-  [ -x "build/coverage/$b" ] && objects+=(-object "build/coverage/$b")
+# The first binary is positional, the others follow -object.
+objects=(build/coverage/tests/kiln_tests)
+for b in tests/kiln_memory_tests tests/kiln_reference_tests tests/kiln_cli_tests \
+  tests/kiln_formats_tests tools/kiln_replay cli/kiln; do
+  objects+=(-object "build/coverage/$b")
 done
 llvm-cov report -instr-profile "$prof/merged.profdata" "${objects[@]}" \
   -show-branch-summary parser/src parser/include

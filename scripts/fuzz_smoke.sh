@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (the "fuzz" preset), replays the seed corpus,
-# then fuzzes each target briefly. A crash, sanitizer report or invariant
+# then fuzzes each target briefly (30 s by default). A crash, sanitizer report or invariant
 # failure fails the script. Usage: scripts/fuzz_smoke.sh [SECONDS per target]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-seconds=${1:-60}
+seconds=${1:-30}
 cd "$root"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
@@ -12,15 +12,19 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Every target starts from the golden cases (corpus/parse).
-for target in fuzz_parse fuzz_differential; do
+# target:seed corpus (corpus/parse holds the golden cases).
+for pair in fuzz_parse:parse fuzz_differential:parse fuzz_structured:parse \
+  fuzz_roundtrip:parse fuzz_npy:npy fuzz_safetensors:safetensors fuzz_gguf:gguf; do
+  target=${pair%%:*}
   bin="build/fuzz/fuzz/$target"
-  seeds="corpus/parse"
+  seeds="corpus/${pair##*:}"
+  max_len=4096
+  [ "${pair##*:}" = parse ] || max_len=65536
   echo "== $target: replaying $(ls "$seeds" | wc -l) seeds"
   "$bin" -runs=0 "$seeds"
   echo "== $target: fuzzing for ${seconds}s"
   mkdir -p "$work/$target"
-  "$bin" -max_total_time="$seconds" -dict=fuzz/kiln.dict -max_len=4096 \
+  "$bin" -max_total_time="$seconds" -dict=fuzz/kiln.dict -max_len="$max_len" \
     -artifact_prefix="$work/" "$work/$target" "$seeds" 2>&1 | tail -n 3
 done
 echo "fuzz smoke: no finding"

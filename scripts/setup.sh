@@ -9,7 +9,7 @@ packages=(
   clang clang-tools clang-format clang-tidy llvm libclang-rt-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsimdjson-dev nlohmann-json3-dev
-  afl++ cppcheck python3 python3-numpy
+  afl++ cppcheck python3 python3-numpy zip unzip
 )
 
 missing=()

@@ -46,6 +46,6 @@ step "mutation testing: a sample (the full report is docs/mutation.md)"
 python3 scripts/mutate.py --sample "${KILN_MUTANTS:-16}" --seed 1 --min-kill 0.7
 
 step "fuzz smoke"
-bash scripts/fuzz_smoke.sh "${KILN_FUZZ_SECONDS:-60}"
+bash scripts/fuzz_smoke.sh "${KILN_FUZZ_SECONDS:-30}"
 
 step "all checks passed"

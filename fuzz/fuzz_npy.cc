@@ -1,0 +1,15 @@
+// libFuzzer target: the NumPy .npy reader of `kiln pack` on hostile bytes.
+#include "format_readers.h"
+#include "kiln/formats/npy.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::uint8_t> in(data, size);
+  const kiln::formats::FormatResult<kiln::formats::NpyArray> r = kiln::formats::ReadNpy(in);
+  if (!r.ok()) {
+    kiln_fuzz::Require(!r.error().message.empty());
+    return 0;
+  }
+  kiln_fuzz::RequireInside(r.value().data, in);
+  kiln_fuzz::Require(r.value().shape.size() <= 8);
+  return 0;
+}

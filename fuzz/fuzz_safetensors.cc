@@ -1,0 +1,14 @@
+// libFuzzer target: the safetensors reader of `kiln convert` on hostile bytes.
+#include "format_readers.h"
+#include "kiln/formats/safetensors.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::uint8_t> in(data, size);
+  const auto r = kiln::formats::ReadSafetensors(in);
+  if (!r.ok()) {
+    kiln_fuzz::Require(!r.error().message.empty());
+    return 0;
+  }
+  for (const auto& t : r.value().tensors) kiln_fuzz::RequireInside(t.data, in);
+  return 0;
+}

@@ -302,7 +302,8 @@ Result<std::uint64_t> BlockWriter::WriteToFile(const std::string& path) const {
   const bool closed = std::fclose(f.release()) == 0;
   if (!n.ok() || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
+    // Best effort: the error reported is the one that made the write fail.
+    (void)std::remove(tmp.c_str());
     if (!n.ok()) return n.error();
     return Fail(Rule::H8, 0, "cannot write %s: %s", path, why);
   }

@@ -12,8 +12,8 @@ echo
 echo "\$ kiln inspect golden/cases/kiln-v2-f32.klnt"
 "$kiln" inspect golden/cases/kiln-v2-f32.klnt
 echo
-echo "\$ kiln inspect golden/cases/ok-quant-scheme2-outer.klnt"
-"$kiln" inspect golden/cases/ok-quant-scheme2-outer.klnt || true
+echo "\$ kiln inspect golden/cases/ok-quant-scheme2-ceil.klnt"
+"$kiln" inspect golden/cases/ok-quant-scheme2-ceil.klnt
 echo
 echo "\$ kiln validate golden/cases/*.klnt   (valid and deliberately broken cases)"
 set +e

@@ -303,6 +303,10 @@ std::vector<BadRequest> BadRequests() {
          return AddAll({{outer, 24}, {F32({6}), 24}});
        }},
       {"H7_NameHeapFull", "H7", [=] { return AddAll(heap_full); }},
+      {"H7_NameLongerThanNameLen", "H7",
+       [] {
+         return AddAll({{F32({0}, std::string(0x10000, 'n')), 0}});
+       }},
   };
 }
 

@@ -83,6 +83,7 @@ cmake -S "$src" -B "$build" "${generator[@]}" \
   -DKILN_BUILD_BENCH=OFF \
   -DKILN_BUILD_CLI=OFF \
   -DKILN_WERROR=OFF \
+  -DKILN_HARDENING=OFF \
   -DKILN_FUZZ_ENGINE="${LIB_FUZZING_ENGINE// /;}"
 cmake --build "$build" --parallel "${KILN_BUILD_JOBS:-$(nproc)}"
 

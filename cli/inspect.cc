@@ -2,6 +2,7 @@
 #include <array>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "commands.h"
@@ -11,7 +12,7 @@
 namespace kiln::cli {
 namespace {
 
-std::string ShapeText(const Tensor& t) { return "[" + absl::StrJoin(t.dims(), ", ") + "]"; }
+std::string ShapeText(const Tensor& t) { return absl::StrCat("[", absl::StrJoin(t.dims(), ", "), "]"); }
 
 std::string QuantText(const Tensor& t) {
   const Quantization& q = t.quant;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): formatting, the whole test
-# suite in the default build, static analysis, the generated docs, an install
+# suite in the default build, plain Release builds with g++ and clang++ and a
+# check of their hardening, static analysis, the generated docs, an install
 # test, the suite again under ASan+UBSan and under -fsanitize=integer, a
 # sample of mutation testing, then a fuzz smoke run. Stops at the first
 # failure.
@@ -35,6 +36,14 @@ cmake --build "$prefix/consumer" >/dev/null
 echo "installed package: found, linked, parsed kiln-v2-f32"
 
 if [ "${1:-}" = "--quick" ]; then exit 0; fi
+
+step "the plain Release build a user or packager runs, with g++ and clang++ (warnings as errors here, in CI)"
+for cxx in g++ clang++; do
+  cmake -S . -B "build/release-$cxx" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=$cxx \
+    -DKILN_WERROR=ON >/dev/null
+  cmake --build "build/release-$cxx"
+  bash scripts/check_hardening.sh "build/release-$cxx"
+done
 
 step "ASan + UBSan"
 cmake --workflow --preset asan-ubsan

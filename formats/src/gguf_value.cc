@@ -100,7 +100,10 @@ class Renderer {
       std::uint64_t n = 0;
       (void)r.Read(&n);
       const std::string_view s = AsText(*r.Take(n));
-      return Put(quote ? "\"" + std::string(s) + "\"" : std::string(s));
+      if (!quote) return Put(s);
+      std::string quoted(1, '"');
+      quoted.append(s).push_back('"');
+      return Put(quoted);
     }
     if (type == static_cast<std::uint32_t>(GgufType::kArray)) return Array(r);
     return Put(Number(r, type));

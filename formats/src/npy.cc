@@ -176,7 +176,7 @@ FormatResult<std::string> NpyHeader(Dtype dtype, std::span<const std::uint64_t> 
   if (shape.size() > kMaxRank) return FormatError{"shape has more than 8 dimensions"};
   // Python's tuple repr: (), (3,), (3, 4).
   const std::string tuple = shape.size() == 1 ? absl::StrCat("(", shape[0], ",)")
-                                              : "(" + absl::StrJoin(shape, ", ") + ")";
+                                              : absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
   std::string dict =
       absl::StrFormat("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", *descr, tuple);
   const std::size_t unpadded = kMagic.size() + 4 + dict.size() + 1;

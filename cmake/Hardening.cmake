@@ -1,0 +1,28 @@
+# Distribution-style hardening for every target (KILN_HARDENING, on by
+# default): what Debian's dpkg-buildflags applies with hardening=+all.
+#   -fstack-protector-strong      canaries in functions with arrays or addresses taken
+#   -D_FORTIFY_SOURCE=2           checked memcpy/read/... where sizes are known;
+#                                 only when optimising (glibc needs -O1 or more)
+#   PIE                           position-independent executables (ASLR)
+#   -Wl,-z,relro -Wl,-z,now       full RELRO: the GOT is read-only after start-up
+# A builder who passes their own _FORTIFY_SOURCE (e.g. =3 from dpkg-buildflags)
+# keeps it. scripts/check_hardening.sh verifies the built binary.
+if(NOT KILN_HARDENING)
+  return()
+endif()
+
+include(CheckPIESupported)
+check_pie_supported(OUTPUT_VARIABLE kiln_pie_output LANGUAGES CXX)
+if(CMAKE_CXX_LINK_PIE_SUPPORTED)
+  set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+else()
+  message(WARNING "kiln: PIE is not supported by this toolchain: ${kiln_pie_output}")
+endif()
+
+add_compile_options(-fstack-protector-strong)
+string(FIND "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${CMAKE_BUILD_TYPE}} ${CMAKE_CXX_FLAGS_INIT}" "_FORTIFY_SOURCE" kiln_fortify_given)
+if(kiln_fortify_given EQUAL -1)
+  # Not in Debug (no optimisation), where glibc would warn and do nothing.
+  add_compile_options($<$<NOT:$<CONFIG:Debug>>:-D_FORTIFY_SOURCE=2>)
+endif()
+add_link_options(LINKER:-z,relro LINKER:-z,now)

@@ -12,7 +12,9 @@
 namespace kiln::cli {
 namespace {
 
-std::string ShapeText(const Tensor& t) { return absl::StrCat("[", absl::StrJoin(t.dims(), ", "), "]"); }
+std::string ShapeText(const Tensor& t) {
+  return absl::StrCat("[", absl::StrJoin(t.dims(), ", "), "]");
+}
 
 std::string QuantText(const Tensor& t) {
   const Quantization& q = t.quant;

@@ -63,10 +63,10 @@ int KilnToSafetensors(const std::string& in, const std::string& out, std::ostrea
   }
   ReportDroppedQuantisation(dir, err);
   Progress progress(err, "kiln convert", dir.header().payload_bytes);
-  OutputFile output(out);
+  OutputFile output(out);  // a failed Write leaves it !ok(): Commit then fails
   const auto& h = header.value();
   output.Write({reinterpret_cast<const std::uint8_t*>(h.data()), h.size()});
-  for (const Tensor& t : tensors) output.Write(t.payload, &progress);
+  for (const Tensor& t : tensors) WriteWithProgress(output, t.payload, &progress);
   progress.Finish();
   if (!output.Commit()) {
     err << "kiln convert: " << Printable(out) << ": " << output.error() << "\n";

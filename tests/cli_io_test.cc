@@ -1,0 +1,145 @@
+// The kiln command's own I/O, end to end: inputs that are not regular files
+// (a FIFO must not hang any command), reports that cannot be written (a full
+// disk must not look like a verdict), and output that stays linear in the
+// input (one long name must not pad every row).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli_run.h"
+#include "gtest/gtest.h"
+#include "kiln/writer.h"
+#include "support/golden.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Outcome;
+using testing::Quote;
+using testing::RunKiln;
+
+std::string Golden(const std::string& name) {
+  return Quote(std::string(KILN_GOLDEN_DIR) + "/cases/" + name + ".klnt");
+}
+
+struct TempDir {
+  TempDir() {
+    std::string pattern = ::testing::TempDir() + "kiln-cli-XXXXXX";
+    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  [[nodiscard]] std::string operator/(const std::string& name) const {
+    return (path / name).string();
+  }
+  fs::path path;
+};
+
+// Before the fix every command opened its input before checking it was a
+// regular file, and open() of a FIFO waits for a writer: forever. RunKiln's
+// timeout turns a hang into a failure (status 124).
+TEST(CliIo, FifoIsRefusedPromptlyByEveryCommand) {
+  TempDir tmp;
+  for (const char* name : {"f.klnt", "f.npy", "f.safetensors", "f.gguf"}) {
+    ASSERT_EQ(::mkfifo((tmp / name).c_str(), 0600), 0) << name;
+  }
+  const std::vector<std::string> commands = {
+      "validate " + Quote(tmp / "f.klnt"),
+      "validate --json " + Quote(tmp / "f.klnt"),
+      "inspect " + Quote(tmp / "f.klnt"),
+      "inspect --json " + Quote(tmp / "f.klnt"),
+      "unpack " + Quote(tmp / "f.klnt") + " " + Quote(tmp / "dir"),
+      "pack " + Quote(tmp / "o.klnt") + " a=" + Quote(tmp / "f.npy"),
+      "convert " + Quote(tmp / "f.safetensors") + " " + Quote(tmp / "o.klnt"),
+      "convert " + Quote(tmp / "f.gguf") + " " + Quote(tmp / "o.klnt"),
+      "convert " + Quote(tmp / "f.klnt") + " " + Quote(tmp / "o.safetensors"),
+  };
+  for (const std::string& c : commands) {
+    const Outcome r = RunKiln(c, "2>&1");
+    EXPECT_EQ(r.status, 2) << c << "\n" << r.out;
+    EXPECT_NE(r.out.find("not a regular file (a FIFO)"), std::string::npos) << c << "\n" << r.out;
+  }
+  EXPECT_FALSE(fs::exists(tmp / "dir"));
+  EXPECT_FALSE(fs::exists(tmp / "o.klnt"));
+}
+
+TEST(CliIo, CharacterDeviceIsRefused) {
+  const Outcome r = RunKiln("validate /dev/zero", "2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("not a regular file (a character device)"), std::string::npos) << r.out;
+}
+
+// Before the fix a report written to a full disk was lost and the exit
+// status still said "valid" (0) or "invalid" (1).
+TEST(CliIo, ReportOnAFullDiskIsExit2) {
+  const std::vector<std::string> commands = {
+      "validate " + Golden("kiln-v2-f32"),
+      "validate --json " + Golden("kiln-v2-f32"),
+      "validate " + Golden("kiln-pod-list-f32"),  // invalid: 1 without the failure
+      "inspect " + Golden("kiln-v2-f32"),
+      "inspect --json " + Golden("kiln-v2-f32"),
+      "rules",
+      "--help",
+  };
+  for (const std::string& c : commands) {
+    const Outcome r = RunKiln(c, "2>&1 >/dev/full");
+    EXPECT_EQ(r.status, 2) << c << "\n" << r.out;
+    EXPECT_NE(r.out.find("cannot write the output"), std::string::npos) << c << "\n" << r.out;
+  }
+}
+
+// `count` u8 tensors; tensor 0's name is `first`, the others "t<i>".
+void WriteBlock(const std::string& path, const std::string& first, std::uint32_t count) {
+  static const std::uint8_t kByte[1] = {1};
+  BlockWriter w;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    TensorRequest r;
+    r.name = i == 0 ? first : "t" + std::to_string(i);
+    r.dtype = Dtype::kU8;
+    r.shape = {1};
+    ASSERT_TRUE(w.Add(r, Payload::Bytes(kByte)).ok());
+  }
+  const WriteFileResult n = w.WriteToFile(path);
+  ASSERT_TRUE(n.ok()) << n.ToString();
+}
+
+// Before the fix every row was padded to the widest name: one 5,000-byte
+// name of control characters (20,000 columns escaped) made each of 2,000
+// rows 20 KB, 40 MB in all.
+TEST(CliIo, InspectOutputIsLinearWhenOneNameIsLong) {
+  TempDir tmp;
+  const std::string long_name(5000, '\x01');
+  for (const std::uint32_t count : {500u, 2000u}) {
+    const std::string path = tmp / ("b" + std::to_string(count) + ".klnt");
+    WriteBlock(path, long_name, count);
+    const Outcome r = RunKiln("inspect " + Quote(path), "2>&1");
+    ASSERT_EQ(r.status, 0) << r.out.substr(0, 400);
+    EXPECT_LT(r.out.size(), 100u * count) << count << " tensors";
+    std::size_t longest = 0, start = 0;
+    for (std::size_t nl; (nl = r.out.find('\n', start)) != std::string::npos; start = nl + 1) {
+      longest = std::max(longest, nl - start);
+    }
+    EXPECT_LT(longest, 160u);
+    EXPECT_NE(r.out.find("0      \\x01\\x01"), std::string::npos) << r.out.substr(0, 400);
+    EXPECT_NE(r.out.find("..."), std::string::npos);
+  }
+  // The full name stays in --json.
+  const Outcome j = RunKiln("inspect --json " + Quote(tmp / "b500.klnt"), "2>&1");
+  ASSERT_EQ(j.status, 0);
+  std::size_t escapes = 0;
+  for (std::size_t at = 0; (at = j.out.find("\\u0001", at)) != std::string::npos; at += 6) {
+    ++escapes;
+  }
+  EXPECT_EQ(escapes, 5000u);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -19,8 +19,11 @@ constexpr std::string_view kUsage = R"(usage:
   kiln rules [--markdown]           print the rule table
   kiln pack OUT.klnt NAME=FILE.npy...
                                     one tensor per NumPy file, in order
-  kiln unpack [--force] IN.klnt DIR one .npy (or raw .bin) per tensor and
-                                    DIR/index.tsv; never overwrites without --force
+  kiln unpack [--force] [--max-*] IN.klnt DIR
+                                    one .npy (or raw .bin) per tensor and
+                                    DIR/index.tsv, built beside DIR and renamed
+                                    into place; --force replaces DIR whole;
+                                    at most 100000 tensors unless --max-tensors
   kiln convert IN OUT [--from FORMAT] [--to FORMAT]
                                     safetensors -> kiln, kiln -> safetensors,
                                     gguf -> kiln; FORMAT: kiln, safetensors,
@@ -35,7 +38,10 @@ options:
   --max-name-bytes N     reject (LIMIT H7) a name heap larger than N bytes
   --max-block-bytes N    reject (LIMIT H7) a block longer than N bytes
 
+Inputs must be regular files (a FIFO or device is refused, exit 2).
+
 exit status: 0 every file valid, 1 some file invalid, 2 usage or I/O error
+(including a report that cannot be written)
 (pack, unpack, convert: 1 also when an input cannot be represented)
 )";
 

@@ -119,28 +119,25 @@ std::string WriteNew(int dirfd, const std::string& name, std::span<const std::ui
 
 // Writes every tensor and the index into the staging directory; an exit code.
 int WriteOutputs(const Directory& dir, int dirfd, const std::string& dir_path, std::ostream& err) {
+  auto failed = [&](const std::string& e) {
+    err << "kiln unpack: " << Printable(dir_path) << ": cannot write " << Printable(e)
+        << "; nothing changed\n";
+    return kExitUsage;
+  };
   std::string index = "index\tname\tfile\tdtype\tshape\tlayout\tblock_size\tquant\n";
   Progress progress(err, "kiln unpack", dir.header().payload_bytes);
-  for (std::uint32_t i = 0; i <= dir.tensor_count(); ++i) {
-    std::string file(kIndexName), head;
-    std::span<const std::uint8_t> body = AsBytes(index);
-    if (i < dir.tensor_count()) {
-      const Tensor t = dir.tensor(i);
-      const bool npy = formats::NpyDescr(t.dtype).has_value();
-      file = FileName(i, npy);
-      head = npy ? formats::NpyHeader(t.dtype, t.dims()).value() : "";
-      body = t.payload;
-      index += IndexLine(t, file);
-    }
-    const std::string e = WriteNew(dirfd, file, AsBytes(head), body, &progress);
-    if (!e.empty()) {
-      err << "kiln unpack: " << Printable(dir_path) << ": cannot write " << Printable(e)
-          << "; nothing changed\n";
-      return kExitUsage;
-    }
+  for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
+    const Tensor t = dir.tensor(i);
+    const bool npy = formats::NpyDescr(t.dtype).has_value();
+    const std::string file = FileName(i, npy);
+    const std::string head = npy ? formats::NpyHeader(t.dtype, t.dims()).value() : "";
+    const std::string e = WriteNew(dirfd, file, AsBytes(head), t.payload, &progress);
+    if (!e.empty()) return failed(e);
+    index += IndexLine(t, file);
   }
   progress.Finish();
-  return kExitOk;
+  const std::string e = WriteNew(dirfd, std::string(kIndexName), AsBytes(index), {}, nullptr);
+  return e.empty() ? kExitOk : failed(e);
 }
 
 // DIR must be absent, an empty directory, or (with --force) a directory.

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
 #include "support/golden.h"
+#include "support/temp_dir.h"
 
 namespace kiln {
 namespace {
@@ -27,21 +28,7 @@ std::string Golden(const std::string& name) {
   return Quote(std::string(KILN_GOLDEN_DIR) + "/cases/" + name + ".klnt");
 }
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "kiln-cli-XXXXXX";
-    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  [[nodiscard]] std::string operator/(const std::string& name) const {
-    return (path / name).string();
-  }
-  fs::path path;
-};
+using TempDir = testing::ScratchDir;
 
 // Before the fix every command opened its input before checking it was a
 // regular file, and open() of a FIFO waits for a writer: forever. RunKiln's

@@ -13,6 +13,7 @@
 #include "kiln/kiln.h"
 #include "kiln/writer.h"
 #include "support/golden.h"
+#include "support/temp_dir.h"
 #include "support/tmpfs.h"
 
 namespace kiln {
@@ -52,68 +53,55 @@ std::string Text(const fs::path& p) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "kiln-writer-XXXXXX";
-    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
+using TempDir = testing::ScratchDir;
 
 std::size_t Entries(const fs::path& dir) {
   return static_cast<std::size_t>(
       std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
 }
 
-// The old writer opened path + ".tmp" with fopen, which follows a symlink
-// planted there: the block went into the file it pointed to.
-TEST(WriterFile, SymlinkAtTheOldTemporaryNameIsNotFollowed) {
-  TempDir tmp;
-  const fs::path victim = tmp.path / "victim";
-  std::ofstream(victim) << "keep";
-  const fs::path out = tmp.path / "out.klnt";
-  fs::create_symlink(victim, out.string() + ".tmp");
-  const WriteFileResult n = SmallBlock().WriteToFile(out);
-  ASSERT_TRUE(n.ok()) << n.ToString();
-  EXPECT_EQ(Text(victim), "keep");
-  EXPECT_TRUE(Parse(testing::ReadFile(out)).ok());
-}
+using Plant = void (*)(const fs::path& to, const fs::path& link);
+void PlantSymlink(const fs::path& to, const fs::path& link) { fs::create_symlink(to, link); }
+void PlantHardLink(const fs::path& to, const fs::path& link) { fs::create_hard_link(to, link); }
 
-TEST(WriterFile, SymlinkAtTheTargetIsReplacedNotFollowed) {
+// Plants a link to a file "victim" as `link_name`, then writes out.klnt
+// beside it: the victim keeps its bytes, out.klnt is a block of its own,
+// and no temporary file is left.
+void ExpectLinkNotWrittenThrough(Plant plant, const std::string& link_name) {
   TempDir tmp;
-  const fs::path victim = tmp.path / "victim";
+  const fs::path victim = tmp.path() / "victim";
   std::ofstream(victim) << "keep";
-  const fs::path out = tmp.path / "out.klnt";
-  fs::create_symlink(victim, out);
+  plant(victim, tmp.path() / link_name);
+  const fs::path out = tmp.path() / "out.klnt";
   const WriteFileResult n = SmallBlock().WriteToFile(out);
   ASSERT_TRUE(n.ok()) << n.ToString();
   EXPECT_EQ(Text(victim), "keep");
   EXPECT_FALSE(fs::is_symlink(out));
   EXPECT_TRUE(Parse(testing::ReadFile(out)).ok());
-  EXPECT_EQ(Entries(tmp.path), 2u);  // victim, out.klnt: no temporary left
+  for (const auto& e : fs::directory_iterator(tmp.path())) {
+    EXPECT_FALSE(e.path().filename().string().starts_with(".kiln-")) << e.path();
+  }
+}
+
+// The old writer opened path + ".tmp" with fopen, which follows a symlink
+// planted there: the block went into the file it pointed to.
+TEST(WriterFile, SymlinkAtTheOldTemporaryNameIsNotFollowed) {
+  ExpectLinkNotWrittenThrough(PlantSymlink, "out.klnt.tmp");
+}
+
+TEST(WriterFile, SymlinkAtTheTargetIsReplacedNotFollowed) {
+  ExpectLinkNotWrittenThrough(PlantSymlink, "out.klnt");
 }
 
 TEST(WriterFile, HardLinkAtTheTargetIsReplacedNotWrittenThrough) {
-  TempDir tmp;
-  const fs::path victim = tmp.path / "victim";
-  std::ofstream(victim) << "keep";
-  const fs::path out = tmp.path / "out.klnt";
-  fs::create_hard_link(victim, out);
-  ASSERT_TRUE(SmallBlock().WriteToFile(out).ok());
-  EXPECT_EQ(Text(victim), "keep");
-  EXPECT_TRUE(Parse(testing::ReadFile(out)).ok());
+  ExpectLinkNotWrittenThrough(PlantHardLink, "out.klnt");
 }
 
 // A target name as long as the file system allows (255 bytes) still works:
 // the temporary name does not grow with it.
 TEST(WriterFile, LongestFileNameWorks) {
   TempDir tmp;
-  const fs::path out = tmp.path / std::string(255, 'n');
+  const fs::path out = tmp.path() / std::string(255, 'n');
   const WriteFileResult n = SmallBlock().WriteToFile(out);
   ASSERT_TRUE(n.ok()) << n.ToString();
   EXPECT_TRUE(Parse(testing::ReadFile(out)).ok());
@@ -121,7 +109,7 @@ TEST(WriterFile, LongestFileNameWorks) {
 
 TEST(WriterFile, MissingDirectoryIsAnIoErrorWithErrno) {
   TempDir tmp;
-  const WriteFileResult n = SmallBlock().WriteToFile(tmp.path / "no/such/dir/out.klnt");
+  const WriteFileResult n = SmallBlock().WriteToFile(tmp.path() / "no/such/dir/out.klnt");
   ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.format_error(), nullptr);
   ASSERT_NE(n.io_error(), nullptr);
@@ -140,11 +128,11 @@ TEST(WriterFile, RuleBrokenIsAFormatErrorAndWritesNothing) {
   r.scale_index = 1;  // no tensor 1: Q5, found when the block is written
   static const std::uint8_t kPayload[24] = {};
   ASSERT_TRUE(w.Add(r, Payload::Bytes(kPayload)).ok());
-  const WriteFileResult n = w.WriteToFile(tmp.path / "out.klnt");
+  const WriteFileResult n = w.WriteToFile(tmp.path() / "out.klnt");
   ASSERT_FALSE(n.ok());
   EXPECT_NE(n.format_error(), nullptr);
   EXPECT_EQ(n.io_error(), nullptr);
-  EXPECT_EQ(Entries(tmp.path), 0u);
+  EXPECT_EQ(Entries(tmp.path()), 0u);
 }
 
 TEST(WriterFile, FullFileSystemIsAnIoErrorAndLeavesNothingBehind) {

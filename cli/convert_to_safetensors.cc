@@ -30,14 +30,16 @@ void ReportDroppedQuantisation(const Directory& dir, std::ostream& err) {
 
 }  // namespace
 
-int KilnToSafetensors(const std::string& in, const std::string& out, std::ostream& log,
-                      std::ostream& err) {
+int KilnToSafetensors(const std::string& in, const std::string& out, const Limits& limits,
+                      std::ostream& log, std::ostream& err) {
   const MappedFile file(in);
   if (!file.ok()) {
     err << "kiln convert: " << Printable(in) << ": " << file.error() << "\n";
     return kExitUsage;
   }
-  const Result<Directory> parsed = Parse(file.bytes());
+  ParseOptions options;
+  options.limits = limits;
+  const Result<Directory> parsed = Parse(file.bytes(), options);
   if (!parsed.ok()) {  // as kiln validate prints it
     err << Printable(in) << ": " << parsed.error().ToString() << "\n";
     return kExitInvalid;

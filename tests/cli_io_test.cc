@@ -128,5 +128,22 @@ TEST(CliIo, InspectOutputIsLinearWhenOneNameIsLong) {
   EXPECT_EQ(escapes, 5000u);
 }
 
+// The caller limits of validate bound convert's kiln input too.
+TEST(CliIo, ConvertLimitsTheKilnInput) {
+  TempDir tmp;
+  WriteBlock(tmp / "in.klnt", "a", 3);
+  const std::string in = Quote(tmp / "in.klnt"), out = Quote(tmp / "o.safetensors");
+  const Outcome over = RunKiln("convert " + in + " " + out + " --max-tensors 2", "2>&1");
+  EXPECT_EQ(over.status, 1) << over.out;
+  EXPECT_NE(over.out.find("LIMIT H7"), std::string::npos) << over.out;
+  EXPECT_FALSE(fs::exists(tmp / "o.safetensors"));
+  const Outcome ok = RunKiln("convert --max-tensors 3 " + in + " " + out, "2>&1");
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  const Outcome wrong_side =
+      RunKiln("convert --max-tensors 3 " + out + " " + Quote(tmp / "back.klnt"), "2>&1");
+  EXPECT_EQ(wrong_side.status, 2) << wrong_side.out;
+  EXPECT_EQ(RunKiln("convert " + in + " " + out + " --max-block-bytes", "2>&1").status, 2);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "commands.h"
+#include "flags.h"
 
 namespace kiln::cli {
 namespace {
@@ -12,9 +13,11 @@ namespace {
 enum class Format { kUnknown, kKiln, kSafetensors, kGguf };
 
 constexpr std::string_view kConvertUsage =
-    "usage: kiln convert IN OUT [--from FORMAT] [--to FORMAT]\n"
+    "usage: kiln convert IN OUT [--from FORMAT] [--to FORMAT] [--max-tensors N]\n"
+    "                          [--max-block-bytes N] [--max-name-bytes N]\n"
     "  FORMAT is kiln, safetensors or gguf; by default the extension (.klnt, .safetensors,\n"
-    "  .gguf) tells. Conversions: safetensors -> kiln, kiln -> safetensors, gguf -> kiln.\n";
+    "  .gguf) tells. Conversions: safetensors -> kiln, kiln -> safetensors, gguf -> kiln.\n"
+    "  --max-*: limits on a kiln IN (LIMIT H7 past them), as for kiln validate.\n";
 
 // Entries listed in the metadata report; the rest are counted.
 constexpr std::size_t kMaxReported = 200;
@@ -69,9 +72,15 @@ void ReportDroppedMetadata(const std::vector<std::pair<std::string, std::string>
 int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> paths;
   Format from = Format::kUnknown, to = Format::kUnknown;
+  Limits limits;
+  bool limited = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--from" || a == "--to") {
+    std::string why;
+    if (const FlagParse f = ParseLimitFlag(args, &i, &limits, &why); f != FlagParse::kNotALimit) {
+      if (f == FlagParse::kBadValue) return ConvertUsage(err, why);
+      limited = true;
+    } else if (a == "--from" || a == "--to") {
       if (i + 1 == args.size()) return ConvertUsage(err, a + " needs a FORMAT");
       const Format f = Named(args[++i]);
       if (f == Format::kUnknown) return ConvertUsage(err, "unknown format " + Printable(args[i]));
@@ -90,12 +99,15 @@ int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ost
                                  Printable(from == Format::kUnknown ? paths[0] : paths[1]) +
                                  " from its extension: give --from or --to");
   }
+  if (limited && from != Format::kKiln) {
+    return ConvertUsage(err, "--max-* apply to a kiln input only");
+  }
   if (from == Format::kSafetensors && to == Format::kKiln) {
     return SafetensorsToKiln(paths[0], paths[1], out, err);
   }
   if (from == Format::kGguf && to == Format::kKiln) return GgufToKiln(paths[0], paths[1], out, err);
   if (from == Format::kKiln && to == Format::kSafetensors) {
-    return KilnToSafetensors(paths[0], paths[1], out, err);
+    return KilnToSafetensors(paths[0], paths[1], limits, out, err);
   }
   return ConvertUsage(err, "this conversion is not supported");
 }

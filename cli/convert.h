@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/directory.h"
+
 namespace kiln::cli {
 
 // Each returns an exit code: 0, 1 when the input is invalid or cannot be
@@ -15,8 +17,9 @@ namespace kiln::cli {
                                     std::ostream& log, std::ostream& err);
 [[nodiscard]] int GgufToKiln(const std::string& in, const std::string& out, std::ostream& log,
                              std::ostream& err);
+// `limits` bound the kiln input (LIMIT H7 past them).
 [[nodiscard]] int KilnToSafetensors(const std::string& in, const std::string& out,
-                                    std::ostream& log, std::ostream& err);
+                                    const Limits& limits, std::ostream& log, std::ostream& err);
 
 // Reports, on `err`, metadata the conversion cannot carry over: kiln has no
 // place for it, and it must never vanish silently. Keys and values are

@@ -30,14 +30,16 @@ void ReportDroppedQuantisation(const Directory& dir, std::ostream& err) {
 
 }  // namespace
 
-int KilnToSafetensors(const std::string& in, const std::string& out, std::ostream& log,
-                      std::ostream& err) {
+int KilnToSafetensors(const std::string& in, const std::string& out, const Limits& limits,
+                      std::ostream& log, std::ostream& err) {
   const MappedFile file(in);
   if (!file.ok()) {
     err << "kiln convert: " << Printable(in) << ": " << file.error() << "\n";
     return kExitUsage;
   }
-  const Result<Directory> parsed = Parse(file.bytes());
+  ParseOptions options;
+  options.limits = limits;
+  const Result<Directory> parsed = Parse(file.bytes(), options);
   if (!parsed.ok()) {  // as kiln validate prints it
     err << Printable(in) << ": " << parsed.error().ToString() << "\n";
     return kExitInvalid;
@@ -63,10 +65,10 @@ int KilnToSafetensors(const std::string& in, const std::string& out, std::ostrea
   }
   ReportDroppedQuantisation(dir, err);
   Progress progress(err, "kiln convert", dir.header().payload_bytes);
-  OutputFile output(out);
+  OutputFile output(out);  // a failed Write leaves it !ok(): Commit then fails
   const auto& h = header.value();
   output.Write({reinterpret_cast<const std::uint8_t*>(h.data()), h.size()});
-  for (const Tensor& t : tensors) output.Write(t.payload, &progress);
+  for (const Tensor& t : tensors) WriteWithProgress(output, t.payload, &progress);
   progress.Finish();
   if (!output.Commit()) {
     err << "kiln convert: " << Printable(out) << ": " << output.error() << "\n";

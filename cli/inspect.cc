@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "json.h"
 #include "mapped_file.h"
+#include "report.h"
 
 namespace kiln::cli {
 namespace {
@@ -31,6 +32,68 @@ std::string FlagsText(const HeaderInfo& h) {
   return absl::StrFormat("0x%02x (%slittle-endian)", h.flags, h.has_names() ? "names, " : "");
 }
 
+// A column of the table is at most this many display columns wide, so one
+// long name cannot pad every row (the full name is in --json).
+constexpr std::size_t kMaxColumn = 48;
+constexpr std::string_view kCutMarker = "...";
+
+bool IsContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// Display columns of printable text, counted as code points (an escape like
+// \x1b is four ASCII columns; wide characters count one).
+std::size_t Columns(std::string_view s) {
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return !IsContinuation(c); }));
+}
+
+// The first `n` code points of `s`.
+std::string_view FirstColumns(std::string_view s, std::size_t n) {
+  std::size_t at = 0;
+  for (std::size_t seen = 0; at < s.size(); ++at) {
+    if (!IsContinuation(s[at]) && seen++ == n) break;
+  }
+  return s.substr(0, at);
+}
+
+// `text` escaped for the terminal and cut to kMaxColumn columns, "..."
+// marking a cut. Only a bounded prefix is escaped: escaping never makes a
+// code point narrower, so kMaxColumn code points (at most 4 bytes each) give
+// at least kMaxColumn columns.
+std::string Cell(std::string_view text) {
+  if (text.empty()) return "-";
+  std::size_t n = std::min(text.size(), 4 * kMaxColumn + 4);
+  while (n < text.size() && n > 0 && IsContinuation(text[n])) --n;
+  std::string shown = Printable(text.substr(0, n));
+  if (n == text.size() && Columns(shown) <= kMaxColumn) return shown;
+  return std::string(FirstColumns(shown, kMaxColumn - kCutMarker.size())) + std::string(kCutMarker);
+}
+
+using Row = std::array<std::string, 8>;
+
+Row TensorRow(const Tensor& t, std::uint32_t i) {
+  return {absl::StrCat(i),
+          Cell(t.name),
+          std::string(GetDtypeInfo(t.dtype).name),
+          ShapeText(t),
+          absl::StrCat(t.byte_offset),
+          absl::StrCat(t.byte_length),
+          QuantText(t),
+          t.layout.empty() ? "-" : absl::StrFormat("%s/%d", Cell(t.layout), t.block_size)};
+}
+
+void PrintRow(const Row& r, const std::array<std::size_t, 8>& width, std::ostream& out) {
+  std::string line;
+  for (std::size_t c = 0; c < r.size(); ++c) {
+    line += r[c];
+    if (c + 1 < r.size()) line += std::string(width[c] - Columns(r[c]) + 2, ' ');
+  }
+  out << line << "\n";
+}
+
+// The header fields, then one row per tensor. Every cell is bounded (names
+// and layouts cut at kMaxColumn, shapes at 8 dimensions), so the output is
+// linear in the tensor count. Two passes: the widths, then the rows,
+// written as they are made; a failed write stops it.
 void PrintTable(const Directory& dir, std::ostream& out) {
   const HeaderInfo& h = dir.header();
   out << absl::StrFormat(
@@ -39,28 +102,16 @@ void PrintTable(const Directory& dir, std::ostream& out) {
       FlagsText(h), h.tensor_count, h.name_bytes, h.directory_bytes, h.payload_base,
       h.payload_bytes, h.block_length);
   if (h.tensor_count == 0) return;
-  using Row = std::array<std::string, 8>;
-  std::vector<Row> rows = {
-      {"index", "name", "dtype", "shape", "offset", "length", "quant", "layout"}};
-  for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
-    const Tensor t = dir.tensor(i);
-    rows.push_back(
-        {absl::StrCat(i), t.name.empty() ? "-" : Printable(t.name),
-         std::string(GetDtypeInfo(t.dtype).name), ShapeText(t), absl::StrCat(t.byte_offset),
-         absl::StrCat(t.byte_length), QuantText(t),
-         t.layout.empty() ? "-" : absl::StrFormat("%s/%d", Printable(t.layout), t.block_size)});
-  }
+  const Row head = {"index", "name", "dtype", "shape", "offset", "length", "quant", "layout"};
   std::array<std::size_t, 8> width{};
-  for (const Row& r : rows) {
-    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  }
-  for (const Row& r : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < r.size(); ++c) {
-      line += r[c];
-      if (c + 1 < r.size()) line += std::string(width[c] - r[c].size() + 2, ' ');
-    }
-    out << line << "\n";
+  auto widen = [&](const Row& r) {
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], Columns(r[c]));
+  };
+  widen(head);
+  for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) widen(TensorRow(dir.tensor(i), i));
+  PrintRow(head, width, out);
+  for (std::uint32_t i = 0; i < dir.tensor_count() && out; ++i) {
+    PrintRow(TensorRow(dir.tensor(i), i), width, out);
   }
 }
 
@@ -89,7 +140,7 @@ void PrintJson(const std::string& path, const Directory& dir, std::ostream& out)
       R"("block_length": %d}, "tensors": [)",
       JsonString(path), h.flags, h.tensor_count, h.name_bytes, h.payload_bytes, h.directory_bytes,
       h.payload_base, h.block_length);
-  for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
+  for (std::uint32_t i = 0; i < dir.tensor_count() && out; ++i) {
     out << (i == 0 ? "\n  " : ",\n  ") << TensorJson(dir.tensor(i));
   }
   out << (dir.tensor_count() == 0 ? "]}\n" : "\n]}\n");
@@ -153,7 +204,7 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
     } else {
       out << Printable(path) << ": " << r.error().ToString() << "\n";
     }
-    return kExitInvalid;
+    return FinishReport(out, err, "kiln inspect", kExitInvalid);
   }
   if (options.json) {
     PrintJson(path, r.value(), out);
@@ -161,7 +212,7 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
     out << Printable(path) << ": ok\n";
     PrintTable(r.value(), out);
   }
-  return kExitOk;
+  return FinishReport(out, err, "kiln inspect", kExitOk);
 }
 
 }  // namespace kiln::cli

@@ -1,12 +1,12 @@
 // kiln: validate and inspect Kiln v2 tensor directories.
-#include <charconv>
-#include <cstring>
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "commands.h"
+#include "flags.h"
 
 namespace {
 
@@ -19,8 +19,11 @@ constexpr std::string_view kUsage = R"(usage:
   kiln rules [--markdown]           print the rule table
   kiln pack OUT.klnt NAME=FILE.npy...
                                     one tensor per NumPy file, in order
-  kiln unpack [--force] IN.klnt DIR one .npy (or raw .bin) per tensor and
-                                    DIR/index.tsv; never overwrites without --force
+  kiln unpack [--force] [--max-*] IN.klnt DIR
+                                    one .npy (or raw .bin) per tensor and
+                                    DIR/index.tsv, built beside DIR and renamed
+                                    into place; --force replaces DIR whole;
+                                    at most 100000 tensors unless --max-tensors
   kiln convert IN OUT [--from FORMAT] [--to FORMAT]
                                     safetensors -> kiln, kiln -> safetensors,
                                     gguf -> kiln; FORMAT: kiln, safetensors,
@@ -35,26 +38,31 @@ options:
   --max-name-bytes N     reject (LIMIT H7) a name heap larger than N bytes
   --max-block-bytes N    reject (LIMIT H7) a block longer than N bytes
 
+Inputs must be regular files (a FIFO or device is refused, exit 2).
+
 exit status: 0 every file valid, 1 some file invalid, 2 usage or I/O error
+(including a report that cannot be written)
 (pack, unpack, convert: 1 also when an input cannot be represented)
 )";
-
-bool ParseU64(std::string_view text, std::uint64_t* out) {
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, *out, 10);
-  return ec == std::errc() && ptr == end && !text.empty();
-}
 
 int Usage(std::string_view why) {
   std::cerr << "kiln: " << why << "\n" << kUsage;
   return kExitUsage;
 }
 
-}  // namespace
+// Every report on stdout is checked: a failed write is exit 2, never a
+// verdict with a cut report. The commands check their own output
+// (FinishReport); this catches the rest (--help, --version, rules) and
+// anything stdio still holds.
+int Finish(std::string_view command, int status) {
+  const bool seen = !std::cout;  // the command has reported it already
+  std::cout.flush();
+  if (std::cout && std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return status;
+  if (!seen) std::cerr << "kiln " << command << ": cannot write the output\n";
+  return kExitUsage;
+}
 
-int main(int argc, char** argv) {
-  if (argc < 2) return Usage("missing command");
-  const std::string_view command = argv[1];
+int Run(std::string_view command, const std::vector<std::string>& rest) {
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return 0;
@@ -63,16 +71,15 @@ int main(int argc, char** argv) {
     std::cout << "kiln " << KILN_VERSION << " (Kiln v2 tensor directory)\n";
     return 0;
   }
-  const std::vector<std::string> rest(argv + 2, argv + argc);
   if (command == "pack") return kiln::cli::RunPack(rest, std::cout, std::cerr);
   if (command == "unpack") return kiln::cli::RunUnpack(rest, std::cout, std::cerr);
   if (command == "convert") return kiln::cli::RunConvert(rest, std::cout, std::cerr);
   kiln::cli::Options options;
   bool markdown = false;
   bool only_files = false;
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    auto value = [&](std::uint64_t* out) { return i + 1 < argc && ParseU64(argv[++i], out); };
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    const std::string& arg = rest[i];
+    std::string why;
     if (only_files || arg.empty() || arg[0] != '-' || arg == "-") {
       options.files.emplace_back(arg);
     } else if (arg == "--") {
@@ -83,16 +90,11 @@ int main(int argc, char** argv) {
       markdown = true;
     } else if (arg == "--prefix") {
       options.parse.mode = kiln::Mode::kPrefix;
-    } else if (arg == "--max-tensors") {
-      if (!value(&options.parse.limits.max_tensor_count)) return Usage("--max-tensors needs N");
-    } else if (arg == "--max-name-bytes") {
-      if (!value(&options.parse.limits.max_name_bytes)) return Usage("--max-name-bytes needs N");
-    } else if (arg == "--max-block-bytes") {
-      if (!value(&options.parse.limits.max_block_length)) {
-        return Usage("--max-block-bytes needs N");
-      }
-    } else {
-      return Usage("unknown option " + std::string(arg));
+    } else if (const auto f = kiln::cli::ParseLimitFlag(rest, &i, &options.parse.limits, &why);
+               f == kiln::cli::FlagParse::kBadValue) {
+      return Usage(why);
+    } else if (f == kiln::cli::FlagParse::kNotALimit) {
+      return Usage("unknown option " + arg);
     }
   }
   if (command == "rules") return kiln::cli::RunRules(markdown, std::cout);
@@ -100,4 +102,12 @@ int main(int argc, char** argv) {
   if (command == "validate") return kiln::cli::RunValidate(options, std::cout, std::cerr);
   if (command == "inspect") return kiln::cli::RunInspect(options, std::cout, std::cerr);
   return Usage("unknown command " + std::string(command));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return Usage("missing command");
+  const std::string_view command = argv[1];
+  return Finish(command, Run(command, std::vector<std::string>(argv + 2, argv + argc)));
 }

@@ -1,38 +1,40 @@
 #include "mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "kiln/base/input_file.h"
+
 namespace kiln::cli {
 
 MappedFile::MappedFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error_ = std::string("cannot open: ") + std::strerror(errno);
+  // Opened without blocking (a FIFO would wait for a writer forever) and
+  // checked to be a regular file before a byte is read.
+  const base::InputFile file(path);
+  if (!file.ok()) {
+    error_ = file.error();
     return;
   }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    error_ = std::string("cannot stat: ") + std::strerror(errno);
-  } else if (!S_ISREG(st.st_mode)) {
-    error_ = "not a regular file";
-  } else if (st.st_size > 0) {
-    size_ = static_cast<std::size_t>(st.st_size);
-    map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map_ == MAP_FAILED) {
-      map_ = nullptr;
-      size_ = 0;
-      error_ = std::string("cannot map: ") + std::strerror(errno);
-    } else {
-      data_ = static_cast<const std::uint8_t*>(map_);
-    }
+  if (file.kind() != base::InputKind::kRegular) {
+    error_ = std::string("not a regular file (a ") + file.kind_name() + ")";
+    return;
   }
-  ::close(fd);
+  if (file.size() == 0) return;
+  if (file.size() > SIZE_MAX) {
+    error_ = "too large to map";
+    return;
+  }
+  size_ = static_cast<std::size_t>(file.size());
+  map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
+  if (map_ == MAP_FAILED) {
+    map_ = nullptr;
+    size_ = 0;
+    error_ = std::string("cannot map: ") + std::strerror(errno);
+    return;
+  }
+  data_ = static_cast<const std::uint8_t*>(map_);
 }
 
 MappedFile::~MappedFile() {

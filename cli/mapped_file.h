@@ -11,7 +11,10 @@ namespace kiln::cli {
 
 class MappedFile {
  public:
-  // Maps `path`. On failure ok() is false and error() says why.
+  // Maps `path`, opened with kiln::base::InputFile (never blocks, even on a
+  // FIFO). A file that is not a regular file is refused before anything is
+  // read ("not a regular file (a FIFO)"). On failure ok() is false and
+  // error() says why.
   explicit MappedFile(const std::string& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;

@@ -1,47 +1,30 @@
-// Writing the outputs of pack, unpack and convert.
+// Writing the outputs of pack, unpack and convert: every file goes through
+// kiln::base::OutputFile (a fresh temporary next to the target, fsync'd and
+// renamed into place).
 #ifndef KILN_CLI_OUTPUT_FILE_H_
 #define KILN_CLI_OUTPUT_FILE_H_
 
 #include <cstdint>
-#include <initializer_list>
 #include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "kiln/base/output_file.h"
 #include "kiln/writer.h"
 #include "progress.h"
 
 namespace kiln::cli {
 
-// A file written under a temporary name in the target's directory and
-// renamed over the target by Commit(). A failed conversion leaves no half
-// file behind, and an output that replaces one of the inputs (which is
-// memory-mapped) never truncates the bytes being read.
-class OutputFile {
- public:
-  explicit OutputFile(std::string path);
-  ~OutputFile();
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
-
-  [[nodiscard]] bool ok() const { return error_.empty(); }
-  [[nodiscard]] const std::string& error() const { return error_; }
-  // Appends bytes; false (and error()) on an I/O error.
-  bool Write(std::span<const std::uint8_t> bytes, Progress* progress = nullptr);
-  // Closes the file and renames it into place.
-  bool Commit();
-
- private:
-  std::string path_;
-  std::string tmp_;
-  int fd_ = -1;
-  std::string error_;
-};
+using OutputFile = base::OutputFile;
 
 // Writes all of `bytes` to `fd` in chunks of at most 1 MiB, advancing
-// `progress` as it goes. Returns an errno value, 0 on success.
+// `progress` (may be null) as it goes. Returns an errno value, 0 on success.
 [[nodiscard]] int WriteAll(int fd, std::span<const std::uint8_t> bytes, Progress* progress);
+
+// Appends `bytes` to `file` in chunks of at most 1 MiB, advancing
+// `progress` (may be null). False (and file.error()) on an I/O error.
+bool WriteWithProgress(OutputFile& file, std::span<const std::uint8_t> bytes, Progress* progress);
 
 // Writes a block to `path` through an OutputFile. Returns an exit code and
 // reports on `err`, prefixed by `who` ("kiln pack"): a rule the block

@@ -8,6 +8,7 @@
 #include "mapped_file.h"
 #include "output_file.h"
 #include "progress.h"
+#include "report.h"
 
 namespace kiln::cli {
 namespace {
@@ -77,7 +78,7 @@ int RunPack(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (code == kExitOk) {
     out << absl::StrFormat("packed %d tensors into %s\n", inputs.size(), Printable(args[0]));
   }
-  return code;
+  return FinishReport(out, err, "kiln pack", code);
 }
 
 }  // namespace kiln::cli

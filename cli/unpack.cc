@@ -5,28 +5,45 @@
 // "tensor-<i>.npy" (".bin" when NumPy has no dtype for it), created with
 // openat() inside DIR without following symlinks, and the names appear only,
 // escaped, inside index.tsv.
-#include <fcntl.h>
-#include <sys/stat.h>
+//
+// Every file goes into a fresh private directory (StagedDirectory) that is
+// renamed over DIR only once it is complete: DIR is never written into, so a
+// link planted there is never written through, the input (mapped, even if it
+// lies in DIR) is never truncated, and a failure leaves DIR as it was.
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "commands.h"
+#include "flags.h"
 #include "kiln/directory.h"
 #include "kiln/formats/npy.h"
 #include "mapped_file.h"
 #include "output_file.h"
 #include "progress.h"
+#include "report.h"
+#include "staged_dir.h"
 
 namespace kiln::cli {
 namespace {
 
 constexpr std::string_view kIndexName = "index.tsv";
+
+// The default bound on the tensors of one block, hence on the files one
+// unpack creates (one per tensor, plus index.tsv). The format allows 2^32-1,
+// and a 128 MB upload holds a million 128-byte descriptors; 100,000 files is
+// well past any model's tensor count (the largest have a few thousand) and
+// still a directory that ls, rm and file managers handle. --max-tensors
+// changes it.
+constexpr std::uint64_t kDefaultMaxTensors = 100'000;
+
+constexpr std::string_view kUnpackUsage =
+    "usage: kiln unpack [--force] [--max-tensors N] [--max-block-bytes N] [--max-name-bytes N] "
+    "IN.klnt DIR\n";
 
 // Closes a file descriptor when it goes out of scope.
 struct Fd {
@@ -37,7 +54,7 @@ struct Fd {
 };
 
 int UnpackUsage(std::ostream& err, const std::string& why) {
-  err << "kiln unpack: " << why << "\nusage: kiln unpack [--force] IN.klnt DIR\n";
+  err << "kiln unpack: " << why << "\n" << kUnpackUsage;
   return kExitUsage;
 }
 
@@ -87,34 +104,26 @@ std::span<const std::uint8_t> AsBytes(std::string_view s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-// Creates `name` inside dirfd, never through a symlink, and writes `head`
-// then `body`. Without `replace` an existing file is an error. Returns an
-// error message, empty on success.
-std::string WriteAt(int dirfd, const std::string& name, bool replace,
-                    std::span<const std::uint8_t> head, std::span<const std::uint8_t> body,
-                    Progress* progress) {
-  const int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (replace ? O_TRUNC : O_EXCL);
-  Fd f{::openat(dirfd, name.c_str(), flags, 0666)};
+// Creates `name`, a new file, in the staging directory `dirfd` and writes
+// `head` then `body`. Returns an error message, empty on success.
+std::string WriteNew(int dirfd, const std::string& name, std::span<const std::uint8_t> head,
+                     std::span<const std::uint8_t> body, Progress* progress) {
+  Fd f{base::OpenNewFileAt(dirfd, name)};
   if (f.fd < 0) return name + ": " + std::strerror(errno);
   int e = WriteAll(f.fd, head, nullptr);
   if (e == 0) e = WriteAll(f.fd, body, progress);
-  if (e == 0 && ::close(f.fd) != 0) e = errno;
+  if (::close(f.fd) != 0 && e == 0) e = errno;
   f.fd = -1;
   return e == 0 ? "" : name + ": " + std::strerror(e);
 }
 
-// Opens DIR, creating it (and its parents) if needed.
-int OpenDirectory(const std::string& dir, std::string* error) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) *error = std::strerror(ec ? ec.value() : errno);
-  return fd;
-}
-
-// Writes every tensor and the index; an exit code.
-int WriteOutputs(const Directory& dir, int dirfd, const std::string& dir_path, bool replace,
-                 std::ostream& err) {
+// Writes every tensor and the index into the staging directory; an exit code.
+int WriteOutputs(const Directory& dir, int dirfd, const std::string& dir_path, std::ostream& err) {
+  auto failed = [&](const std::string& e) {
+    err << "kiln unpack: " << Printable(dir_path) << ": cannot write " << Printable(e)
+        << "; nothing changed\n";
+    return kExitUsage;
+  };
   std::string index = "index\tname\tfile\tdtype\tshape\tlayout\tblock_size\tquant\n";
   Progress progress(err, "kiln unpack", dir.header().payload_bytes);
   for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
@@ -122,78 +131,105 @@ int WriteOutputs(const Directory& dir, int dirfd, const std::string& dir_path, b
     const bool npy = formats::NpyDescr(t.dtype).has_value();
     const std::string file = FileName(i, npy);
     const std::string head = npy ? formats::NpyHeader(t.dtype, t.dims()).value() : "";
-    const std::string e = WriteAt(dirfd, file, replace, AsBytes(head), t.payload, &progress);
-    if (!e.empty()) {
-      err << "kiln unpack: " << Printable(dir_path) << "/" << e << "\n";
-      return kExitUsage;
-    }
+    const std::string e = WriteNew(dirfd, file, AsBytes(head), t.payload, &progress);
+    if (!e.empty()) return failed(e);
     index += IndexLine(t, file);
   }
   progress.Finish();
-  const std::string e =
-      WriteAt(dirfd, std::string(kIndexName), replace, AsBytes(index), {}, nullptr);
-  if (!e.empty()) {
-    err << "kiln unpack: " << Printable(dir_path) << "/" << e << "\n";
-    return kExitUsage;
-  }
-  return kExitOk;
+  const std::string e = WriteNew(dirfd, std::string(kIndexName), AsBytes(index), {}, nullptr);
+  return e.empty() ? kExitOk : failed(e);
 }
 
-// Without --force, nothing is written when any output exists already.
-bool AnyExists(const Directory& dir, int dirfd, const std::string& dir_path, std::ostream& err) {
-  std::vector<std::string> names = {std::string(kIndexName)};
-  for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
-    names.push_back(FileName(i, formats::NpyDescr(dir.tensor(i).dtype).has_value()));
-  }
-  for (const std::string& name : names) {
-    struct stat st {};
-    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      err << "kiln unpack: " << Printable(dir_path) << "/" << name
-          << " exists (use --force to replace it)\n";
+// DIR must be absent, an empty directory, or (with --force) a directory.
+bool TargetAllowed(const std::string& target, bool replace, std::ostream& err) {
+  std::string why;
+  switch (InspectTarget(target, &why)) {
+    case TargetState::kAbsent:
+    case TargetState::kEmptyDirectory:
       return true;
+    case TargetState::kDirectory:
+      if (replace) return true;
+      why = "a directory with files in it exists (use --force to replace it)";
+      break;
+    case TargetState::kNotADirectory:
+    case TargetState::kError:
+      break;
+  }
+  err << "kiln unpack: " << Printable(target) << ": " << why << "\n";
+  return false;
+}
+
+// DIR without trailing slashes; empty when it does not end in a name.
+std::string TargetPath(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  const std::size_t slash = dir.find_last_of('/');
+  const std::string_view last =
+      std::string_view(dir).substr(slash == std::string::npos ? 0 : slash + 1);
+  return last.empty() || last == "." || last == ".." ? "" : dir;
+}
+
+struct UnpackArgs {
+  bool replace = false;
+  ParseOptions parse;
+  std::vector<std::string> paths;
+};
+
+// An exit code when the arguments are wrong.
+std::optional<int> ParseArgs(const std::vector<std::string>& args, UnpackArgs* a,
+                             std::ostream& err) {
+  a->parse.limits.max_tensor_count = kDefaultMaxTensors;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string why;
+    if (args[i] == "--force") {
+      a->replace = true;
+    } else if (const FlagParse f = ParseLimitFlag(args, &i, &a->parse.limits, &why);
+               f == FlagParse::kBadValue) {
+      return UnpackUsage(err, why);
+    } else if (f == FlagParse::kParsed) {
+      continue;
+    } else if (args[i].size() > 1 && args[i][0] == '-') {
+      return UnpackUsage(err, "unknown option " + Printable(args[i]));
+    } else {
+      a->paths.push_back(args[i]);
     }
   }
-  return false;
+  if (a->paths.size() != 2) return UnpackUsage(err, "expects IN.klnt and DIR");
+  a->paths[1] = TargetPath(a->paths[1]);
+  if (a->paths[1].empty()) return UnpackUsage(err, "DIR must end in a name (not /, . or ..)");
+  return std::nullopt;
 }
 
 }  // namespace
 
 int RunUnpack(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  bool replace = false;
-  std::vector<std::string> paths;
-  for (const std::string& a : args) {
-    if (a == "--force") {
-      replace = true;
-    } else if (a.size() > 1 && a[0] == '-') {
-      return UnpackUsage(err, "unknown option " + Printable(a));
-    } else {
-      paths.push_back(a);
-    }
-  }
-  if (paths.size() != 2) return UnpackUsage(err, "expects IN.klnt and DIR");
-  const MappedFile file(paths[0]);
+  UnpackArgs a;
+  if (const auto code = ParseArgs(args, &a, err)) return *code;
+  const std::string& in = a.paths[0];
+  const std::string& target = a.paths[1];
+  const MappedFile file(in);
   if (!file.ok()) {
-    err << "kiln unpack: " << Printable(paths[0]) << ": " << file.error() << "\n";
+    err << "kiln unpack: " << Printable(in) << ": " << file.error() << "\n";
     return kExitUsage;
   }
-  const Result<Directory> parsed = Parse(file.bytes());
+  const Result<Directory> parsed = Parse(file.bytes(), a.parse);
   if (!parsed.ok()) {  // as kiln validate prints it
-    err << Printable(paths[0]) << ": " << parsed.error().ToString() << "\n";
+    err << Printable(in) << ": " << parsed.error().ToString() << "\n";
     return kExitInvalid;
   }
-  std::string why;
-  const Fd dirfd{OpenDirectory(paths[1], &why)};
-  if (dirfd.fd < 0) {
-    err << "kiln unpack: " << Printable(paths[1]) << ": " << why << "\n";
+  if (!TargetAllowed(target, a.replace, err)) return kExitUsage;
+  StagedDirectory staged(target);
+  if (!staged.ok()) {
+    err << "kiln unpack: " << Printable(target) << ": " << Printable(staged.error()) << "\n";
     return kExitUsage;
   }
-  if (!replace && AnyExists(parsed.value(), dirfd.fd, paths[1], err)) return kExitUsage;
-  const int code = WriteOutputs(parsed.value(), dirfd.fd, paths[1], replace, err);
-  if (code == kExitOk) {
-    out << absl::StrFormat("unpacked %d tensors into %s\n", parsed.value().tensor_count(),
-                           Printable(paths[1]));
+  if (const int code = WriteOutputs(parsed.value(), staged.fd(), target, err)) return code;
+  if (!staged.Commit(a.replace)) {
+    err << "kiln unpack: " << Printable(target) << ": " << Printable(staged.error()) << "\n";
+    return kExitUsage;
   }
-  return code;
+  out << absl::StrFormat("unpacked %d tensors into %s\n", parsed.value().tensor_count(),
+                         Printable(target));
+  return FinishReport(out, err, "kiln unpack", kExitOk);
 }
 
 }  // namespace kiln::cli

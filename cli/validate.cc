@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "json.h"
 #include "mapped_file.h"
+#include "report.h"
 
 namespace kiln::cli {
 
@@ -31,9 +32,10 @@ int RunValidate(const Options& options, std::ostream& out, std::ostream& err) {
       out << (first ? "\n  " : ",\n  ") << "{\"file\": " << JsonString(path) << ", " << line << "}";
       first = false;
     }
+    if (!out) break;  // the report cannot be written: stop checking
   }
   if (options.json) out << (first ? "]\n" : "\n]\n");
-  return status;
+  return FinishReport(out, err, "kiln validate", status);
 }
 
 }  // namespace kiln::cli

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "kiln/writer.h"
 
 namespace {
 

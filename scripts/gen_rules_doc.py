@@ -26,9 +26,10 @@ def rules():
 
 
 def checks(rule_id):
-    """(file:line, function) of every place in parser/src that reports rule_id."""
+    """(file:line, function) of every place in parser/src or writer/src that reports rule_id."""
     found = []
-    for path in sorted((ROOT / "parser/src").glob("*.cc")):
+    paths = sorted((ROOT / "parser/src").glob("*.cc")) + sorted((ROOT / "writer/src").glob("*.cc"))
+    for path in paths:
         lines = path.read_text().splitlines()
         func = "?"
         for n, line in enumerate(lines, 1):
@@ -36,7 +37,7 @@ def checks(rule_id):
             if m and not line.startswith(" "):
                 func = m.group(1)
             if re.search(r"Rule::%s\b" % rule_id, line):
-                found.append(("parser/src/%s:%d" % (path.name, n), func))
+                found.append(("%s:%d" % (path.relative_to(ROOT), n), func))
     return found
 
 

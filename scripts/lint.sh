@@ -8,13 +8,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 [ -f build/default/compile_commands.json ] || cmake --preset default >/dev/null
 
-echo "== clang-tidy parser/"
-clang-tidy --quiet -p build/default parser/src/*.cc 2>&1 | grep -v "warnings generated" || true
+sources=(parser/src/*.cc writer/src/*.cc base/src/*.cc)
+echo "== clang-tidy parser/ writer/ base/"
+clang-tidy --quiet -p build/default "${sources[@]}" 2>&1 | grep -v "warnings generated" || true
 # clang-tidy's exit status is what counts (WarningsAsErrors: '*').
-clang-tidy --quiet -p build/default parser/src/*.cc >/dev/null 2>&1
+clang-tidy --quiet -p build/default "${sources[@]}" >/dev/null 2>&1
 echo "clang-tidy: no finding"
 
-echo "== cppcheck parser/"
+echo "== cppcheck parser/ writer/ base/"
 cppcheck --std=c++20 --language=c++ --enable=warning,style,performance,portability \
-  --inline-suppr --error-exitcode=1 --quiet -I parser/include -I parser/src parser/src/*.cc
+  --inline-suppr --error-exitcode=1 --quiet -I parser/include -I parser/src -I writer/include \
+  -I base/include "${sources[@]}"
 echo "cppcheck: no finding"

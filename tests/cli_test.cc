@@ -1,10 +1,8 @@
 // The kiln command end to end: output lines, JSON, exit codes.
-#include <sys/wait.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
+#include "cli_run.h"
 #include "commands.h"
 #include "gtest/gtest.h"
 #include "support/golden.h"
@@ -12,30 +10,12 @@
 namespace kiln {
 namespace {
 
-struct Outcome {
-  int status;
-  std::string out;
-};
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using testing::Outcome;
+using testing::Quote;
 
 // Runs the kiln binary with args; stderr goes to /dev/null unless kept.
 Outcome Kiln(const std::string& args, bool keep_stderr = false) {
-  const std::string cmd =
-      Quote(KILN_BINARY) + " " + args + (keep_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  Outcome r{-1, ""};
-  if (p == nullptr) return r;
-  char buf[4096];
-  std::size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return testing::RunKiln(args, keep_stderr ? "2>&1" : "2>/dev/null");
 }
 
 std::string Case(const std::string& name) {

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "kiln/kiln.h"
+#include "kiln/writer.h"
 #include "support/golden.h"
 
 namespace kiln {
@@ -177,8 +178,8 @@ TEST(Writer, StreamedPayloadToFile) {
                                        }))
                   .ok());
   const std::string path = ::testing::TempDir() + "/kiln_writer_test.klnt";
-  const Result<std::uint64_t> n = w.WriteToFile(path);
-  ASSERT_TRUE(n.ok()) << n.error().ToString();
+  const WriteFileResult n = w.WriteToFile(path);
+  ASSERT_TRUE(n.ok()) << n.ToString();
   const Buffer bytes = testing::ReadFile(path);
   std::remove(path.c_str());
   EXPECT_EQ(bytes.size(), n.value());

@@ -32,17 +32,6 @@ Outcome RunCommand(F run, const std::vector<std::string>& args) {
 
 }  // namespace
 
-TempDir::TempDir() {
-  std::string pattern = ::testing::TempDir() + "kiln-formats-XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 std::vector<std::uint8_t> ReadBytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};

@@ -1,11 +1,13 @@
-// Parses the file named on the command line with the installed library and
-// prints its tensor count; exit 1 when it is invalid.
+// Parses the file named on the command line with the installed library,
+// writes it again with the installed writer, and prints its tensor count;
+// exit 1 when it is invalid.
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "kiln/writer.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
@@ -17,6 +19,8 @@ int main(int argc, char** argv) {
     std::cout << r.error().ToString() << "\n";
     return 1;
   }
+  const kiln::Result<kiln::BlockWriter> w = kiln::BlockWriter::From(r.value());
+  if (!w.ok() || !w.value().WriteToMemory().ok()) return 1;
   std::cout << "tensors: " << r.value().tensor_count() << "\n";
   return 0;
 }

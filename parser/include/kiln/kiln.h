@@ -6,6 +6,5 @@
 #include "kiln/dtype.h"      // IWYU pragma: export
 #include "kiln/status.h"     // IWYU pragma: export
 #include "kiln/utf8.h"       // IWYU pragma: export
-#include "kiln/writer.h"     // IWYU pragma: export
 
 #endif  // KILN_KILN_H_

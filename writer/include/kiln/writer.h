@@ -10,6 +10,9 @@
 // Payloads are given in memory (a view the caller keeps alive until the
 // block is written) or as a stream read once, in order, while writing, so a
 // file is written without holding every payload in memory.
+//
+// The writer is its own library, kiln::writer (link it as well as
+// kiln::parser); kiln/kiln.h does not include this header.
 #ifndef KILN_WRITER_H_
 #define KILN_WRITER_H_
 
@@ -20,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "kiln/directory.h"
@@ -66,6 +70,44 @@ struct TensorRequest {
   std::optional<std::uint32_t> outer_index;
 };
 
+// An I/O failure while writing a file: not a rule of the format, so not an
+// Error (which always names a class and a rule of the block).
+struct WriteError {
+  std::string path;      // the file being written
+  int error_number = 0;  // the errno of the failed call
+  std::string message;   // what failed and the system's message:
+                         // "write: No space left on device"
+
+  // "cannot write PATH: MESSAGE"
+  [[nodiscard]] std::string ToString() const;
+};
+
+// The outcome of BlockWriter::WriteToFile: the block length, or a rule the
+// block breaks (format_error(): the request was wrong, nothing is written),
+// or an I/O failure (io_error(): the file system refused).
+class [[nodiscard]] WriteFileResult {
+ public:
+  // cppcheck-suppress noExplicitConstructor
+  WriteFileResult(std::uint64_t length) : v_(length) {}  // NOLINT(google-explicit-constructor)
+  // cppcheck-suppress noExplicitConstructor
+  WriteFileResult(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  // cppcheck-suppress noExplicitConstructor
+  WriteFileResult(WriteError error) : v_(std::move(error)) {}  // NOLINT
+
+  [[nodiscard]] bool ok() const { return v_.index() == 0; }
+  // Precondition: ok(). Throws std::bad_variant_access otherwise.
+  [[nodiscard]] std::uint64_t value() const { return std::get<0>(v_); }
+  // The rule the block breaks, or null.
+  [[nodiscard]] const Error* format_error() const { return std::get_if<1>(&v_); }
+  // The I/O failure, or null.
+  [[nodiscard]] const WriteError* io_error() const { return std::get_if<2>(&v_); }
+  // Either error as text; "ok" when ok().
+  [[nodiscard]] std::string ToString() const;
+
+ private:
+  std::variant<std::uint64_t, Error, WriteError> v_;
+};
+
 // Receives the bytes of a block in order. Returns false on an I/O error.
 using ByteSink = std::function<bool(std::span<const std::uint8_t> bytes)>;
 
@@ -91,9 +133,13 @@ class BlockWriter {
   [[nodiscard]] Result<std::uint64_t> WriteTo(const ByteSink& sink) const;
   // The whole block in memory; it is parsed once more before it is returned.
   [[nodiscard]] Result<std::vector<std::uint8_t>> WriteToMemory() const;
-  // Writes to a file (replaced if it exists); returns the block length.
-  // I/O errors are reported as FRAME H8 with the system's message.
-  [[nodiscard]] Result<std::uint64_t> WriteToFile(const std::string& path) const;
+  // Writes to a file and returns the block length. The block goes to a
+  // fresh temporary file in the target's directory (O_CREAT | O_EXCL), is
+  // fsync'd and renamed over `path`: a symlink or hard link at `path` is
+  // replaced, never written through, and on any failure nothing is left
+  // behind and `path` keeps its earlier contents. I/O failures are
+  // io_error() (with errno); rules the block breaks are format_error().
+  [[nodiscard]] WriteFileResult WriteToFile(const std::string& path) const;
 
  private:
   struct Entry {

@@ -2,13 +2,10 @@
 #include "kiln/writer.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 
 #include "absl/strings/escaping.h"
 #include "checked.h"
+#include "kiln/base/output_file.h"
 #include "kiln/utf8.h"
 #include "rules.h"
 
@@ -290,24 +287,26 @@ Result<std::vector<std::uint8_t>> BlockWriter::WriteToMemory() const {
   return out;
 }
 
-Result<std::uint64_t> BlockWriter::WriteToFile(const std::string& path) const {
-  const std::string tmp = path + ".tmp";
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
-  if (!f) {
-    return Fail(Rule::H8, 0, "cannot create %s: %s", tmp, std::strerror(errno));
-  }
-  Result<std::uint64_t> n = WriteTo([&](std::span<const std::uint8_t> b) {
-    return b.empty() || std::fwrite(b.data(), 1, b.size(), f.get()) == b.size();
-  });
-  const bool closed = std::fclose(f.release()) == 0;
-  if (!n.ok() || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    // Best effort: the error reported is the one that made the write fail.
-    (void)std::remove(tmp.c_str());
-    if (!n.ok()) return n.error();
-    return Fail(Rule::H8, 0, "cannot write %s: %s", path, why);
-  }
-  return n;
+std::string WriteError::ToString() const { return "cannot write " + path + ": " + message; }
+
+std::string WriteFileResult::ToString() const {
+  if (const Error* e = format_error()) return e->ToString();
+  if (const WriteError* e = io_error()) return e->ToString();
+  return "ok";
+}
+
+WriteFileResult BlockWriter::WriteToFile(const std::string& path) const {
+  // Rules first: a request that breaks one writes nothing at all.
+  if (Result<std::uint64_t> length = BlockLength(); !length.ok()) return length.error();
+  base::OutputFile file(path);
+  auto io_error = [&] { return WriteError{path, file.error_number(), file.error()}; };
+  if (!file.ok()) return io_error();
+  const Result<std::uint64_t> n =
+      WriteTo([&](std::span<const std::uint8_t> b) { return file.Write(b); });
+  if (!file.ok()) return io_error();  // the sink refused: the file's error
+  if (!n.ok()) return n.error();      // a stream payload ended early
+  if (!file.Commit()) return io_error();
+  return n.value();
 }
 
 Result<BlockWriter> BlockWriter::From(const kiln::Directory& directory) {

@@ -1,0 +1,32 @@
+// Flags shared by the commands that parse a Kiln block (validate, inspect,
+// unpack): one parser, so every command spells and checks them alike.
+#ifndef KILN_CLI_FLAGS_H_
+#define KILN_CLI_FLAGS_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/directory.h"
+
+namespace kiln::cli {
+
+enum class FlagParse {
+  kNotALimit,  // args[*i] is not a limit flag: the caller handles it
+  kParsed,     // a limit flag and its value: *i is on the value
+  kBadValue,   // a limit flag without a decimal u64 after it: *error says so
+};
+
+// --max-tensors N, --max-name-bytes N, --max-block-bytes N: caller limits,
+// exceeding one is LIMIT H7. If args[*i] is one, stores N in `limits` and
+// advances *i past the flag.
+[[nodiscard]] FlagParse ParseLimitFlag(const std::vector<std::string>& args, std::size_t* i,
+                                       Limits* limits, std::string* error);
+
+// A decimal u64, the whole of `text`.
+[[nodiscard]] bool ParseU64(std::string_view text, std::uint64_t* out);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLI_FLAGS_H_

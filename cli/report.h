@@ -1,0 +1,19 @@
+// The end of every command's report on stdout: a write that failed (a full
+// disk, /dev/full) must not look like a verdict.
+#ifndef KILN_CLI_REPORT_H_
+#define KILN_CLI_REPORT_H_
+
+#include <ostream>
+#include <string_view>
+
+namespace kiln::cli {
+
+// Flushes `out`. When that or any earlier write to it failed, says so on
+// `err` ("kiln validate: cannot write the output: No space left on device",
+// best effort) and returns kExitUsage (2); otherwise returns `status`.
+[[nodiscard]] int FinishReport(std::ostream& out, std::ostream& err, std::string_view who,
+                               int status);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLI_REPORT_H_

@@ -1,0 +1,149 @@
+// The kiln command's own I/O, end to end: inputs that are not regular files
+// (a FIFO must not hang any command), reports that cannot be written (a full
+// disk must not look like a verdict), and output that stays linear in the
+// input (one long name must not pad every row).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli_run.h"
+#include "gtest/gtest.h"
+#include "kiln/writer.h"
+#include "support/golden.h"
+#include "support/temp_dir.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Outcome;
+using testing::Quote;
+using testing::RunKiln;
+
+std::string Golden(const std::string& name) {
+  return Quote(std::string(KILN_GOLDEN_DIR) + "/cases/" + name + ".klnt");
+}
+
+using TempDir = testing::ScratchDir;
+
+// Before the fix every command opened its input before checking it was a
+// regular file, and open() of a FIFO waits for a writer: forever. RunKiln's
+// timeout turns a hang into a failure (status 124).
+TEST(CliIo, FifoIsRefusedPromptlyByEveryCommand) {
+  TempDir tmp;
+  for (const char* name : {"f.klnt", "f.npy", "f.safetensors", "f.gguf"}) {
+    ASSERT_EQ(::mkfifo((tmp / name).c_str(), 0600), 0) << name;
+  }
+  const std::vector<std::string> commands = {
+      "validate " + Quote(tmp / "f.klnt"),
+      "validate --json " + Quote(tmp / "f.klnt"),
+      "inspect " + Quote(tmp / "f.klnt"),
+      "inspect --json " + Quote(tmp / "f.klnt"),
+      "unpack " + Quote(tmp / "f.klnt") + " " + Quote(tmp / "dir"),
+      "pack " + Quote(tmp / "o.klnt") + " a=" + Quote(tmp / "f.npy"),
+      "convert " + Quote(tmp / "f.safetensors") + " " + Quote(tmp / "o.klnt"),
+      "convert " + Quote(tmp / "f.gguf") + " " + Quote(tmp / "o.klnt"),
+      "convert " + Quote(tmp / "f.klnt") + " " + Quote(tmp / "o.safetensors"),
+  };
+  for (const std::string& c : commands) {
+    const Outcome r = RunKiln(c, "2>&1");
+    EXPECT_EQ(r.status, 2) << c << "\n" << r.out;
+    EXPECT_NE(r.out.find("not a regular file (a FIFO)"), std::string::npos) << c << "\n" << r.out;
+  }
+  EXPECT_FALSE(fs::exists(tmp / "dir"));
+  EXPECT_FALSE(fs::exists(tmp / "o.klnt"));
+}
+
+TEST(CliIo, CharacterDeviceIsRefused) {
+  const Outcome r = RunKiln("validate /dev/zero", "2>&1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("not a regular file (a character device)"), std::string::npos) << r.out;
+}
+
+// Before the fix a report written to a full disk was lost and the exit
+// status still said "valid" (0) or "invalid" (1).
+TEST(CliIo, ReportOnAFullDiskIsExit2) {
+  const std::vector<std::string> commands = {
+      "validate " + Golden("kiln-v2-f32"),
+      "validate --json " + Golden("kiln-v2-f32"),
+      "validate " + Golden("kiln-pod-list-f32"),  // invalid: 1 without the failure
+      "inspect " + Golden("kiln-v2-f32"),
+      "inspect --json " + Golden("kiln-v2-f32"),
+      "rules",
+      "--help",
+  };
+  for (const std::string& c : commands) {
+    const Outcome r = RunKiln(c, "2>&1 >/dev/full");
+    EXPECT_EQ(r.status, 2) << c << "\n" << r.out;
+    EXPECT_NE(r.out.find("cannot write the output"), std::string::npos) << c << "\n" << r.out;
+  }
+}
+
+// `count` u8 tensors; tensor 0's name is `first`, the others "t<i>".
+void WriteBlock(const std::string& path, const std::string& first, std::uint32_t count) {
+  static const std::uint8_t kByte[1] = {1};
+  BlockWriter w;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    TensorRequest r;
+    r.name = i == 0 ? first : "t" + std::to_string(i);
+    r.dtype = Dtype::kU8;
+    r.shape = {1};
+    ASSERT_TRUE(w.Add(r, Payload::Bytes(kByte)).ok());
+  }
+  const WriteFileResult n = w.WriteToFile(path);
+  ASSERT_TRUE(n.ok()) << n.ToString();
+}
+
+// Before the fix every row was padded to the widest name: one 5,000-byte
+// name of control characters (20,000 columns escaped) made each of 2,000
+// rows 20 KB, 40 MB in all.
+TEST(CliIo, InspectOutputIsLinearWhenOneNameIsLong) {
+  TempDir tmp;
+  const std::string long_name(5000, '\x01');
+  for (const std::uint32_t count : {500u, 2000u}) {
+    const std::string path = tmp / ("b" + std::to_string(count) + ".klnt");
+    WriteBlock(path, long_name, count);
+    const Outcome r = RunKiln("inspect " + Quote(path), "2>&1");
+    ASSERT_EQ(r.status, 0) << r.out.substr(0, 400);
+    EXPECT_LT(r.out.size(), 100u * count) << count << " tensors";
+    std::size_t longest = 0, start = 0;
+    for (std::size_t nl; (nl = r.out.find('\n', start)) != std::string::npos; start = nl + 1) {
+      longest = std::max(longest, nl - start);
+    }
+    EXPECT_LT(longest, 160u);
+    EXPECT_NE(r.out.find("0      \\x01\\x01"), std::string::npos) << r.out.substr(0, 400);
+    EXPECT_NE(r.out.find("..."), std::string::npos);
+  }
+  // The full name stays in --json.
+  const Outcome j = RunKiln("inspect --json " + Quote(tmp / "b500.klnt"), "2>&1");
+  ASSERT_EQ(j.status, 0);
+  std::size_t escapes = 0;
+  for (std::size_t at = 0; (at = j.out.find("\\u0001", at)) != std::string::npos; at += 6) {
+    ++escapes;
+  }
+  EXPECT_EQ(escapes, 5000u);
+}
+
+// The caller limits of validate bound convert's kiln input too.
+TEST(CliIo, ConvertLimitsTheKilnInput) {
+  TempDir tmp;
+  WriteBlock(tmp / "in.klnt", "a", 3);
+  const std::string in = Quote(tmp / "in.klnt"), out = Quote(tmp / "o.safetensors");
+  const Outcome over = RunKiln("convert " + in + " " + out + " --max-tensors 2", "2>&1");
+  EXPECT_EQ(over.status, 1) << over.out;
+  EXPECT_NE(over.out.find("LIMIT H7"), std::string::npos) << over.out;
+  EXPECT_FALSE(fs::exists(tmp / "o.safetensors"));
+  const Outcome ok = RunKiln("convert --max-tensors 3 " + in + " " + out, "2>&1");
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  const Outcome wrong_side =
+      RunKiln("convert --max-tensors 3 " + out + " " + Quote(tmp / "back.klnt"), "2>&1");
+  EXPECT_EQ(wrong_side.status, 2) << wrong_side.out;
+  EXPECT_EQ(RunKiln("convert " + in + " " + out + " --max-block-bytes", "2>&1").status, 2);
+}
+
+}  // namespace
+}  // namespace kiln

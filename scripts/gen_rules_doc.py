@@ -136,7 +136,7 @@ def golden_for(rule_id):
     cases = []
     for line in (ROOT / "golden/manifest.tsv").read_text().splitlines():
         cols = line.split("\t")
-        if len(cols) == 4 and not line.startswith("#") and cols[2] == rule_id:
+        if len(cols) == 6 and not line.startswith("#") and cols[2] == rule_id:
             cases.append(cols[0])
     return cases
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): formatting, the whole test
-# suite in the default build, static analysis, the generated docs, an install
+# suite in the default build, the conformance runner, static analysis, the generated docs, an install
 # test, the suite again under ASan+UBSan and under -fsanitize=integer, a
 # sample of mutation testing, then a fuzz smoke run. Stops at the first
 # failure.
@@ -18,6 +18,9 @@ echo "clang-format: clean"
 
 step "default build and tests"
 cmake --workflow --preset default
+
+step "conformance: kiln validate against every golden case (docs/conformance.md)"
+/usr/bin/python3 scripts/conformance.py -- build/default/cli/kiln validate
 
 step "static analysis of parser/ (clang-tidy, cppcheck)"
 bash scripts/lint.sh

@@ -75,30 +75,32 @@ constexpr std::size_t kDescFieldOffset[kDescFieldCount] = {
     0, 2, 3, 4, 6, 8, 10, 12, 16, 18, 20, 24, 28, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120,
 };
 
+// Each field of `s` from / to its little-endian bytes at p + offsets[f].
+template <typename S, std::size_t N>
+void DecodeFields(const FieldInfo<S> (&fields)[N], const std::size_t (&offsets)[N],
+                  const std::uint8_t* p, S& s) {
+  for (std::size_t f = 0; f < N; ++f) fields[f].set(s, LoadLe(p + offsets[f], fields[f].bits / 8));
+}
+
+template <typename S, std::size_t N>
+void EncodeFields(const FieldInfo<S> (&fields)[N], const std::size_t (&offsets)[N], const S& s,
+                  std::uint8_t* p) {
+  for (std::size_t f = 0; f < N; ++f) StoreLe(p + offsets[f], fields[f].get(s), fields[f].bits / 8);
+}
+
 }  // namespace
 
 void DecodeHeader(const std::uint8_t* p, Header& h) {
-  for (std::size_t f = 0; f < kHeaderFieldCount; ++f) {
-    kHeaderFields[f].set(h, LoadLe(p + kHeaderFieldOffset[f], kHeaderFields[f].bits / 8));
-  }
+  DecodeFields(kHeaderFields, kHeaderFieldOffset, p, h);
 }
-
 void EncodeHeader(const Header& h, std::uint8_t* p) {
-  for (std::size_t f = 0; f < kHeaderFieldCount; ++f) {
-    StoreLe(p + kHeaderFieldOffset[f], kHeaderFields[f].get(h), kHeaderFields[f].bits / 8);
-  }
+  EncodeFields(kHeaderFields, kHeaderFieldOffset, h, p);
 }
-
 void DecodeDescriptor(const std::uint8_t* p, Descriptor& d) {
-  for (std::size_t f = 0; f < kDescFieldCount; ++f) {
-    kDescFields[f].set(d, LoadLe(p + kDescFieldOffset[f], kDescFields[f].bits / 8));
-  }
+  DecodeFields(kDescFields, kDescFieldOffset, p, d);
 }
-
 void EncodeDescriptor(const Descriptor& d, std::uint8_t* p) {
-  for (std::size_t f = 0; f < kDescFieldCount; ++f) {
-    StoreLe(p + kDescFieldOffset[f], kDescFields[f].get(d), kDescFields[f].bits / 8);
-  }
+  EncodeFields(kDescFields, kDescFieldOffset, d, p);
 }
 
 // Fills each descriptor's name, layout and data from the stored heap and

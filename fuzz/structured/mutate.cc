@@ -275,13 +275,18 @@ void MutateDuplicateName(Block& b, Rng& rng) {
   }
 }
 
+// Quantisation scheme 0 with every quantisation field at its "none" value.
+void ClearQuant(Descriptor& d) {
+  d.quant_scheme = 0;
+  d.quant_axis = kiln::kNoAxis;
+  d.group_size = 0;
+  d.scale_index = kiln::kNoTensor;
+  d.outer_index = kiln::kNoTensor;
+}
+
 void MakePlainScale(Descriptor& s, Rng& rng) {
   s.dtype = rng.Pick(kScaleDtypes);
-  s.quant_scheme = 0;
-  s.quant_axis = kiln::kNoAxis;
-  s.group_size = 0;
-  s.scale_index = kiln::kNoTensor;
-  s.outer_index = kiln::kNoTensor;
+  ClearQuant(s);
   s.block_size = 0;
   s.layout.clear();
   s.layout_off = kiln::kNoHeapSlice;
@@ -370,11 +375,7 @@ void MutateOpaque(Block& b, Rng& rng) {
   d.dtype = kOpaque;
   static constexpr std::uint32_t kBlockSizes[] = {1, 2, 32, 256, 0xFFFF, 0xFFFFFFFF};
   d.block_size = rng.Pick(kBlockSizes);
-  d.quant_scheme = 0;
-  d.quant_axis = kiln::kNoAxis;
-  d.group_size = 0;
-  d.scale_index = kiln::kNoTensor;
-  d.outer_index = kiln::kNoTensor;
+  ClearQuant(d);
   d.shape = {};
   d.rank = static_cast<std::uint8_t>(1 + rng.Below(2));
   d.shape[0] = std::uint64_t{d.block_size} * rng.Below(5);

@@ -44,7 +44,7 @@ TEST(AllocCounter, CountsAllocationsBytesLiveAndPeak) {
   ::operator delete(a);
   void* c = ::operator new(10);
   ::operator delete[](b);
-  ::operator delete(c, 10);
+  ::operator delete(c);
   const alloc::Stats s = scope.Read();
   EXPECT_EQ(s.allocations, 3u);
   EXPECT_EQ(s.bytes, 1034u);

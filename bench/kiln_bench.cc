@@ -5,11 +5,11 @@
 #include <map>
 #include <memory>
 
-#include "alloc_counter.h"
 #include "benchmark/benchmark.h"
 #include "kiln/kiln.h"
 #include "safetensors_check.h"
 #include "simdjson.h"
+#include "support/alloc_counter.h"
 #include "synthetic.h"
 
 namespace kiln::bench {
@@ -57,12 +57,12 @@ void BM_KilnValidate(benchmark::State& state) {
     Result<Directory> r = Parse(d.kiln);
     benchmark::DoNotOptimize(r);
   }
-  ResetHeapStats();
+  const alloc::Scope heap;
   {
     const Result<Directory> r = Parse(d.kiln);
     benchmark::DoNotOptimize(r);
   }
-  const HeapStats h = ReadHeapStats();
+  const alloc::Stats h = heap.Read();
   state.counters["allocs_per_parse"] = static_cast<double>(h.allocations);
   state.counters["peak_heap_bytes"] = static_cast<double>(h.peak_extra);
   state.counters["named"] = d.named ? 1 : 0;
@@ -78,12 +78,12 @@ void BM_KilnValidateScratch(benchmark::State& state) {
     Result<Directory> r = Parse(d.kiln, options);
     benchmark::DoNotOptimize(r);
   }
-  ResetHeapStats();
+  const alloc::Scope heap;
   {
     const Result<Directory> r = Parse(d.kiln, options);
     benchmark::DoNotOptimize(r);
   }
-  state.counters["allocs_per_parse"] = static_cast<double>(ReadHeapStats().allocations);
+  state.counters["allocs_per_parse"] = static_cast<double>(heap.Read().allocations);
   Common(state, state.range(0), d.directory_end);
 }
 
@@ -104,12 +104,12 @@ void BM_KilnValidateShortNames(benchmark::State& state) {
     Result<Directory> r = Parse(block);
     benchmark::DoNotOptimize(r);
   }
-  ResetHeapStats();
+  const alloc::Scope heap;
   {
     const Result<Directory> r = Parse(block);
     benchmark::DoNotOptimize(r);
   }
-  const HeapStats h = ReadHeapStats();
+  const alloc::Stats h = heap.Read();
   state.counters["allocs_per_parse"] = static_cast<double>(h.allocations);
   state.counters["peak_heap_bytes"] = static_cast<double>(h.peak_extra);
   Common(state, state.range(0), directory_end);

@@ -1,10 +1,12 @@
 // libFuzzer target: the NumPy .npy reader of `kiln pack` on hostile bytes.
+#include "alloc_guard.h"
 #include "format_readers.h"
 #include "kiln/formats/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> in(data, size);
-  const kiln::formats::FormatResult<kiln::formats::NpyArray> r = kiln::formats::ReadNpy(in);
+  const kiln::formats::FormatResult<kiln::formats::NpyArray> r = kiln_fuzz::WithinBudget(
+      size, kiln_fuzz::kReaderBudget, [&] { return kiln::formats::ReadNpy(in); });
   if (!r.ok()) {
     kiln_fuzz::Require(!r.error().message.empty());
     return 0;

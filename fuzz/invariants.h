@@ -10,9 +10,8 @@
 //   valid in whole-buffer mode is valid in prefix mode with the same
 //   block_length, and any failure other than H8 is the same in both modes.
 //
-// - a parse allocates at most its input's size plus 4 KiB (the scratch of
-//   rules N5 and P1 is at most 16 bytes per 128-byte descriptor; the rest is
-//   an error message).
+// - a parse allocates at most its input's size plus kParseBudget, 4 KiB
+//   (alloc_guard.h).
 //
 // A broken invariant aborts, which every fuzzing engine reports as a crash.
 #ifndef KILN_FUZZ_INVARIANTS_H_
@@ -58,14 +57,8 @@ inline void TouchDirectory(const kiln::Directory& d, std::span<const std::uint8_
 inline kiln::Result<kiln::Directory> CheckMode(std::span<const std::uint8_t> in, kiln::Mode mode) {
   kiln::ParseOptions options;
   options.mode = mode;
-  std::size_t allocated = 0;
-  kiln::Result<kiln::Directory> r = [&] {
-    const alloc::Counting count;
-    kiln::Result<kiln::Directory> result = kiln::Parse(in, options);
-    allocated = count.allocated();
-    return result;
-  }();
-  Require(allocated <= in.size() + 4096);
+  kiln::Result<kiln::Directory> r =
+      WithinBudget(in.size(), kParseBudget, [&] { return kiln::Parse(in, options); });
   const kiln::Result<kiln::Directory> again = kiln::Parse(in, options);
   Require(r.ok() == again.ok());
   if (r.ok()) {

@@ -2,13 +2,17 @@
 """Writes docs/rules.md: the rule table with traceability, from one list.
 
 For each rule of parser/include/kiln/rules.inc (the single list of rules) it
-finds the parser code that reports it (every `Rule::ID` in parser/src), the
+finds the parser code that reports it (every `Rule::ID` in parser/src, cited
+by file and function, free or class method, never by line number), the
 tests that name it (GoogleTest names and table rows that start with the id),
 and the golden cases that expect it (golden/manifest.tsv). It fails when a
 rule has no check, no test or no golden negative case.
 
     python3 scripts/gen_rules_doc.py          # rewrite docs/rules.md
     python3 scripts/gen_rules_doc.py --check  # fail if docs/rules.md is stale
+
+Both also run a self-test of the function finder on a sample (free
+functions, out-of-line methods, methods defined in a class body).
 """
 import argparse
 import re
@@ -17,7 +21,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CLASS_NAMES = {"kFrame": "FRAME", "kType": "TYPE", "kLimit": "LIMIT", "kUtf8": "UTF8"}
-FUNC_RE = re.compile(r"^(?:template <[^>]*>\s*)?(?:[\w:<>,*&]+\s+)+(\w+)\(")
+# A function definition: a return type, then the name, which may be qualified
+# (`BlockWriter::Add`, defined out of line) or indented (a method defined in
+# its class body). Statements that look alike start with a keyword.
+FUNC_RE = re.compile(
+    r"^(\s*)(?:template <[^>]*>\s*)?(?:[\w:<>,*&]+\s+)+((?:\w+::)*~?\w+)\(")
+CLASS_RE = re.compile(r"^(\s*)(?:class|struct)\s+(?:\[\[\w+\]\]\s+)?(\w+)\b[^;]*$")
+NOT_A_TYPE = {"return", "co_return", "throw", "case", "else", "new", "delete", "goto", "using"}
 
 
 def rules():
@@ -25,20 +35,86 @@ def rules():
     return re.findall(r'^KILN_RULE\((\w+),\s*(\w+),\s*"(.*)"\)$', text, re.M)
 
 
-def checks(rule_id):
-    """(file:line, function) of every place in parser/src or writer/src that reports rule_id."""
-    found = []
-    paths = sorted((ROOT / "parser/src").glob("*.cc")) + sorted((ROOT / "writer/src").glob("*.cc"))
+def functions(lines):
+    """For each line, the name of the function whose body it is in ("?" when
+    none): free functions, out-of-line methods (Class::Method) and methods
+    defined inside a class body (Class::Method)."""
+    classes = []  # (indent, name) of the enclosing class bodies
+    func = "?"
+    out = []
+    for line in lines:
+        if line.strip():
+            indent = len(line) - len(line.lstrip())
+            classes = [c for c in classes if c[0] < indent]  # `};` closes a body
+        c = CLASS_RE.match(line)
+        if c:
+            classes.append((len(c.group(1)), c.group(2)))
+        m = FUNC_RE.match(line)
+        declaration = line.rstrip().endswith(";") and "{" not in line
+        if (m and not declaration and line.split()[0] not in NOT_A_TYPE
+                and "=" not in line.split("(")[0]):
+            indent, name = len(m.group(1)), m.group(2)
+            owner = [n for i, n in classes if i < indent]
+            if indent == 0 or owner:
+                func = "::".join(owner[-1:] + [name]) if "::" not in name else name
+        out.append(func)
+    return out
+
+
+def checks(rule_id, srcs=None):
+    """(file, function, count) for every function in parser/src and writer/src
+    (.cc and .h) that reports rule_id: cited by name, not line, so moving code
+    does not change the doc."""
+    srcs = srcs or [ROOT / "parser/src", ROOT / "writer/src"]
+    found = {}
+    paths = [p for src in srcs for p in sorted(list(src.glob("*.cc")) + list(src.glob("*.h")))]
     for path in paths:
         lines = path.read_text().splitlines()
-        func = "?"
-        for n, line in enumerate(lines, 1):
-            m = FUNC_RE.match(line)
-            if m and not line.startswith(" "):
-                func = m.group(1)
+        for line, func in zip(lines, functions(lines)):
             if re.search(r"Rule::%s\b" % rule_id, line):
-                found.append(("%s:%d" % (path.relative_to(ROOT), n), func))
-    return found
+                label = path.relative_to(ROOT) if path.is_relative_to(ROOT) else "parser/src/" + path.name
+                key = (str(label), func)
+                found[key] = found.get(key, 0) + 1
+    return [(f, fn, n) for (f, fn), n in found.items()]
+
+
+SELF_TEST = """\
+Status CheckA(int x) {
+  if (x) return Fail(Rule::H1, 0, "a");
+}
+Result<int> Writer::Add(const Request& r,
+                        Payload p) {
+  return Fail(Rule::H1, 0, "b");
+}
+class Checker {
+ public:
+  Status CheckB() const {
+    const Error e = Make(Rule::H1);
+    return Fail(Rule::H1, 1, "c");
+  }
+};
+template <typename T>
+Status CheckC(T t) { return Fail(Rule::H1, 2, "d"); }
+"""
+
+
+def self_test():
+    """The function finder on free functions, out-of-line and in-class methods."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "sample.cc").write_text(SELF_TEST)
+        got = sorted(checks("H1", [Path(tmp)]))
+    want = [("parser/src/sample.cc", "CheckA", 1), ("parser/src/sample.cc", "CheckC", 1),
+            ("parser/src/sample.cc", "Checker::CheckB", 2),
+            ("parser/src/sample.cc", "Writer::Add", 1)]
+    if got != want:
+        return ["self-test: function finder gives %s, want %s" % (got, want)]
+    return []
+
+
+def cite(check):
+    path, func, n = check
+    return "`%s` %s()%s" % (path, func, " x%d" % n if n > 1 else "")
 
 
 def test_names():
@@ -62,7 +138,7 @@ def golden_for(rule_id):
     cases = []
     for line in (ROOT / "golden/manifest.tsv").read_text().splitlines():
         cols = line.split("\t")
-        if len(cols) == 4 and not line.startswith("#") and cols[2] == rule_id:
+        if len(cols) == 6 and not line.startswith("#") and cols[2] == rule_id:
             cases.append(cols[0])
     return cases
 
@@ -76,8 +152,9 @@ def render():
         "Generated by `python3 scripts/gen_rules_doc.py` from the single rule list",
         "`parser/include/kiln/rules.inc`; CI fails when this file is stale. The",
         "rules in prose, with the checking order and kiln's decisions, are in",
-        "[spec.md](spec.md). Line numbers point at the `Rule::` id where the check",
-        "reports it.",
+        "[spec.md](spec.md). Each check is cited by file and function (xN: the",
+        "function reports the rule in N places), not by line, so moving code",
+        "does not change this file.",
         "",
         "| id | class | rule | checked in | tests | golden cases |",
         "|---|---|---|---|---|---|",
@@ -94,7 +171,7 @@ def render():
             problems.append("rule %s: no golden negative case" % rule_id)
         out.append("| %s | %s | %s | %s | %s | %s |" % (
             rule_id, CLASS_NAMES[cls], summary.replace("|", "\\|"),
-            "<br>".join("`%s` %s()" % w for w in where),
+            "<br>".join(cite(w) for w in where),
             "<br>".join("`%s`" % t for t in tests),
             "%d: %s" % (len(golden), ", ".join("`%s`" % g for g in golden))))
     out.append("")
@@ -106,6 +183,7 @@ def main():
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     text, problems = render()
+    problems += self_test()
     target = ROOT / "docs/rules.md"
     for p in problems:
         print("error: " + p, file=sys.stderr)

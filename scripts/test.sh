@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): formatting, the whole test
-# suite in the default build, plain Release builds with g++ and clang++ and a
-# check of their hardening, static analysis, the generated docs, an install
-# test, the suite again under ASan+UBSan and under -fsanitize=integer, a
+# suite in the default build, the conformance runner, static analysis, the
+# generated docs, an install test, plain Release builds with g++ and clang++
+# and a check of their hardening,
+# then the suite again under ASan+UBSan and under -fsanitize=integer, a
 # sample of mutation testing, then a fuzz smoke run. Stops at the first
 # failure.
 # Usage: scripts/test.sh [--quick]   (--quick: the default build only)
@@ -19,6 +20,9 @@ echo "clang-format: clean"
 
 step "default build and tests"
 cmake --workflow --preset default
+
+step "conformance: kiln validate against every golden case (docs/conformance.md)"
+/usr/bin/python3 scripts/conformance.py -- build/default/cli/kiln validate
 
 step "static analysis of parser/ (clang-tidy, cppcheck)"
 bash scripts/lint.sh

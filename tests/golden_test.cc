@@ -1,4 +1,5 @@
-// Every golden case against the manifest's expected outcome.
+// Every golden case against the manifest's expected outcome: class, rule,
+// byte offset and tensor.
 #include <map>
 #include <set>
 
@@ -24,6 +25,9 @@ TEST_P(GoldenTest, MatchesManifest) {
   ASSERT_FALSE(r.ok()) << c.name << " (" << c.description << ") parsed as valid";
   EXPECT_EQ(ErrorClassName(r.error().error_class), c.expect) << r.error().ToString();
   EXPECT_EQ(RuleName(r.error().rule), c.rule) << r.error().ToString();
+  ASSERT_TRUE(c.offset.has_value()) << c.name << ": a negative case needs an offset";
+  EXPECT_EQ(r.error().offset, *c.offset) << r.error().ToString();
+  EXPECT_EQ(r.error().tensor, c.tensor) << r.error().ToString();
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, GoldenTest, ::testing::ValuesIn(testing::LoadManifest()),
@@ -36,6 +40,8 @@ TEST(GoldenManifest, EveryRuleHasANegativeCase) {
   for (const GoldenCase& c : testing::LoadManifest()) {
     if (c.valid()) {
       EXPECT_EQ(c.rule, "-") << c.name;
+      EXPECT_FALSE(c.offset.has_value()) << c.name;
+      EXPECT_FALSE(c.tensor.has_value()) << c.name;
       continue;
     }
     const std::optional<Rule> rule = RuleFromName(c.rule);

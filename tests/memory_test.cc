@@ -1,37 +1,11 @@
-// Memory bounds: this binary replaces the global operator new to count what a
-// parse allocates. A hostile header (four billion tensors claimed) is refused
-// in a few KiB, and a parse allocates at most one block of one u32 per
-// tensor, none at all with caller scratch.
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
+// Memory bounds: this binary links the heap counter (support/alloc_counter.h)
+// to count what a parse allocates. A hostile header (four billion tensors
+// claimed) is refused in a few KiB, and a parse allocates at most one block
+// of one u32 per tensor, none at all with caller scratch.
 #include "gtest/gtest.h"
 #include "kiln/directory.h"
+#include "support/alloc_counter.h"
 #include "support/block_builder.h"
-
-namespace {
-std::atomic<std::size_t> g_allocations{0};
-std::atomic<std::size_t> g_bytes{0};
-}  // namespace
-
-// These are the replaceable global allocation functions; GCC at -O2 takes the
-// free() in the replacement operator delete for a mismatched pair.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1);
-  g_bytes.fetch_add(n);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace kiln {
 namespace {
@@ -49,13 +23,33 @@ struct Counted {
 };
 
 Counted CountParse(const Buffer& b, const ParseOptions& options = {}) {
-  const std::size_t a0 = g_allocations.load(), b0 = g_bytes.load();
+  const alloc::Scope scope;
   bool ok = false;
   {
     const Result<Directory> r = Parse(b, options);
     ok = r.ok();
   }
-  return {g_allocations.load() - a0, g_bytes.load() - b0, ok};
+  const alloc::Stats s = scope.Read();
+  return {s.allocations, s.bytes, ok};
+}
+
+// The counter itself: explicit ::operator new calls (a new-expression may be
+// elided by the compiler; these calls may not).
+TEST(AllocCounter, CountsAllocationsBytesLiveAndPeak) {
+  const std::size_t live0 = alloc::LiveBytes();
+  const alloc::Scope scope;
+  void* a = ::operator new(1000);
+  void* b = ::operator new[](24);
+  EXPECT_EQ(alloc::LiveBytes(), live0 + 1024);
+  ::operator delete(a);
+  void* c = ::operator new(10);
+  ::operator delete[](b);
+  ::operator delete(c);
+  const alloc::Stats s = scope.Read();
+  EXPECT_EQ(s.allocations, 3u);
+  EXPECT_EQ(s.bytes, 1034u);
+  EXPECT_EQ(s.peak_extra, 1024u);
+  EXPECT_EQ(alloc::LiveBytes(), live0);
 }
 
 TEST(Memory, FourBillionTensorsRefusedInAFewKiB) {

@@ -3,11 +3,38 @@
 #include <cctype>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 
 #include "gtest/gtest.h"
 
 namespace kiln::testing {
+namespace {
+
+constexpr char kManifestHeader[] = "case\texpect\trule\toffset\ttensor\tdescription";
+
+// "-" is none; otherwise a decimal number no larger than max. False when
+// the column is neither.
+template <typename T>
+bool ParseColumn(const std::string& col, std::optional<T>* out) {
+  if (col == "-") {
+    out->reset();
+    return true;
+  }
+  if (col.empty() || col.size() > 20) return false;
+  unsigned long long v = 0;
+  for (char ch : col) {
+    if (ch < '0' || ch > '9') return false;
+    const unsigned long long digit = static_cast<unsigned long long>(ch - '0');
+    if (v > (~0ull - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  if (v > std::numeric_limits<T>::max()) return false;
+  *out = static_cast<T>(v);
+  return true;
+}
+
+}  // namespace
 
 std::vector<GoldenCase> LoadManifest() {
   const std::string dir = KILN_GOLDEN_DIR;
@@ -22,7 +49,7 @@ std::vector<GoldenCase> LoadManifest() {
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     if (header) {
-      EXPECT_EQ(line, "case\texpect\trule\tdescription");
+      EXPECT_EQ(line, kManifestHeader);
       header = false;
       continue;
     }
@@ -30,11 +57,17 @@ std::vector<GoldenCase> LoadManifest() {
     std::stringstream ss(line);
     std::string col;
     while (std::getline(ss, col, '\t')) cols.push_back(col);
-    if (cols.size() != 4) {
+    GoldenCase c;
+    if (cols.size() != 6 || !ParseColumn(cols[3], &c.offset) || !ParseColumn(cols[4], &c.tensor)) {
       ADD_FAILURE() << "malformed manifest line: " << line;
       continue;
     }
-    cases.push_back({cols[0], cols[1], cols[2], cols[3], dir + "/cases/" + cols[0] + ".klnt"});
+    c.name = cols[0];
+    c.expect = cols[1];
+    c.rule = cols[2];
+    c.description = cols[5];
+    c.path = dir + "/cases/" + c.name + ".klnt";
+    cases.push_back(std::move(c));
   }
   return cases;
 }

@@ -2,6 +2,8 @@
 #ifndef KILN_TESTS_SUPPORT_GOLDEN_H_
 #define KILN_TESTS_SUPPORT_GOLDEN_H_
 
+#include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,6 +16,10 @@ struct GoldenCase {
   std::string name;
   std::string expect;  // "ok", "FRAME", "TYPE", "LIMIT" or "UTF8"
   std::string rule;    // "-" or a rule id
+  // Negative cases: the byte offset the error points at, and the tensor it
+  // names ("-" in the manifest: none). Valid cases: both "-".
+  std::optional<std::uint64_t> offset;
+  std::optional<std::uint32_t> tensor;
   std::string description;
   std::string path;
 

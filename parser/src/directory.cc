@@ -30,7 +30,9 @@ Tensor Directory::tensor(std::uint32_t i) const {
   t.element_count = internal::ElementCount(d).value_or(0);  // D5 held
   t.byte_offset = d.byte_offset;
   t.byte_length = d.byte_length;
-  t.payload = block_.subspan(header_.payload_base + d.byte_offset, d.byte_length);
+  if (has_payloads_) {
+    t.payload = block_.subspan(header_.payload_base + d.byte_offset, d.byte_length);
+  }
   t.layout = text(d.layout_off, d.layout_len);
   t.block_size = d.block_size;
   t.quant.scheme = static_cast<QuantScheme>(d.quant_scheme);

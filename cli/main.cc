@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "size_arg.h"
 
 namespace {
 
@@ -14,13 +15,20 @@ using kiln::cli::kExitUsage;
 
 constexpr std::string_view kUsage = R"(usage:
   kiln validate [options] FILE...   check each file; prints "FILE: ok" or
-                                    "FILE: CLASS RULE at byte N: message"
+                                    "FILE: CLASS RULE at byte N: message";
+                                    FILE "-" (stdin) or a pipe is validated
+                                    as the bytes arrive
   kiln inspect [options] FILE       print the header and the tensor table
   kiln rules [--markdown]           print the rule table
   kiln pack OUT.klnt NAME=FILE.npy...
                                     one tensor per NumPy file, in order
   kiln unpack [--force] IN.klnt DIR one .npy (or raw .bin) per tensor and
                                     DIR/index.tsv; never overwrites without --force
+  kiln ingest [--force] [--from FILE] [--no-limits] [--max-* N] OUT.klnt
+                                    take an upload: read a block from stdin
+                                    (or FILE), validate it as it arrives, and
+                                    only if it is valid fsync and rename it to
+                                    OUT (limits default to 10G, 100000 tensors)
   kiln convert IN OUT [--from FORMAT] [--to FORMAT]
                                     safetensors -> kiln, kiln -> safetensors,
                                     gguf -> kiln; FORMAT: kiln, safetensors,
@@ -34,6 +42,7 @@ options:
   --max-tensors N        reject (LIMIT H7) a block with more than N tensors
   --max-name-bytes N     reject (LIMIT H7) a name heap larger than N bytes
   --max-block-bytes N    reject (LIMIT H7) a block longer than N bytes
+                         (N may end in K, M, G or T: 10G is 10 GiB)
 
 exit status: 0 every file valid, 1 some file invalid, 2 usage or I/O error
 (pack, unpack, convert: 1 also when an input cannot be represented)
@@ -67,6 +76,7 @@ int main(int argc, char** argv) {
   if (command == "pack") return kiln::cli::RunPack(rest, std::cout, std::cerr);
   if (command == "unpack") return kiln::cli::RunUnpack(rest, std::cout, std::cerr);
   if (command == "convert") return kiln::cli::RunConvert(rest, std::cout, std::cerr);
+  if (command == "ingest") return kiln::cli::RunIngest(rest, std::cout, std::cerr);
   kiln::cli::Options options;
   bool markdown = false;
   bool only_files = false;
@@ -88,9 +98,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--max-name-bytes") {
       if (!value(&options.parse.limits.max_name_bytes)) return Usage("--max-name-bytes needs N");
     } else if (arg == "--max-block-bytes") {
-      if (!value(&options.parse.limits.max_block_length)) {
-        return Usage("--max-block-bytes needs N");
-      }
+      const auto n = i + 1 < argc ? kiln::cli::ParseSize(argv[++i]) : std::nullopt;
+      if (!n) return Usage("--max-block-bytes needs N");
+      options.parse.limits.max_block_length = *n;
     } else {
       return Usage("unknown option " + std::string(arg));
     }

@@ -42,6 +42,12 @@ bool OutputFile::Write(std::span<const std::uint8_t> bytes, Progress* progress) 
   return ok();
 }
 
+bool OutputFile::Sync() {
+  if (!ok()) return false;
+  if (::fsync(fd_) != 0) error_ = std::string("fsync: ") + std::strerror(errno);
+  return ok();
+}
+
 bool OutputFile::Commit() {
   if (!ok()) return false;
   const int fd = fd_;

@@ -29,6 +29,9 @@ class OutputFile {
   [[nodiscard]] const std::string& error() const { return error_; }
   // Appends bytes; false (and error()) on an I/O error.
   bool Write(std::span<const std::uint8_t> bytes, Progress* progress = nullptr);
+  // Flushes what was written to the disk (fsync); false (and error()) on
+  // an I/O error.
+  bool Sync();
   // Closes the file and renames it into place.
   bool Commit();
 

@@ -28,6 +28,9 @@ constexpr std::uint64_t kDefaultMaxTensors = 100'000;
 // Heap offsets are u16, so no valid heap is much larger than 128 KiB.
 constexpr std::uint64_t kDefaultMaxNameBytes = std::uint64_t{1} << 20;
 
+// Start the disk writes every 16 MiB, while the upload is still arriving.
+constexpr std::uint64_t kWritebackBytes = std::uint64_t{16} << 20;
+
 constexpr std::string_view kIngestUsage =
     "usage: kiln ingest [--force] [--from FILE] [--max-block-bytes N[K|M|G|T]]\n"
     "                   [--max-tensors N] [--max-name-bytes N] [--no-limits] OUT.klnt\n"
@@ -97,8 +100,17 @@ int Ingest(int fd, const IngestArgs& a, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   StreamValidator v({.mode = Mode::kWhole, .limits = a.limits});
-  const StreamOutcome o = ReadStream(
-      fd, v, [&](std::span<const std::uint8_t> b) { return file.Write(b); }, err, "kiln ingest");
+  std::uint64_t unflushed = 0;
+  auto write = [&](std::span<const std::uint8_t> b) {
+    // Overlap the disk writes with the reading, so the final fsync is short.
+    unflushed += b.size();
+    if (unflushed >= kWritebackBytes) {
+      file.StartWriteback();
+      unflushed = 0;
+    }
+    return file.Write(b);
+  };
+  const StreamOutcome o = ReadStream(fd, v, write, err, "kiln ingest");
   if (!file.ok()) {
     err << "kiln ingest: " << Printable(a.out) << ": " << file.error() << "\n";
     return kExitUsage;

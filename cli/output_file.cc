@@ -42,6 +42,10 @@ bool OutputFile::Write(std::span<const std::uint8_t> bytes, Progress* progress) 
   return ok();
 }
 
+void OutputFile::StartWriteback() {
+  if (ok()) ::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 bool OutputFile::Sync() {
   if (!ok()) return false;
   if (::fsync(fd_) != 0) error_ = std::string("fsync: ") + std::strerror(errno);

@@ -144,7 +144,7 @@ int RunIngest(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return kExitUsage;
   }
   if (a.from.empty() || a.from == "-") return Ingest(STDIN_FILENO, a, out, err);
-  const int fd = ::open(a.from.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  const int fd = ::open(a.from.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     err << "kiln ingest: " << Printable(a.from) << ": cannot open: " << std::strerror(errno)
         << "\n";

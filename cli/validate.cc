@@ -45,10 +45,12 @@ StreamVerdict IoError(std::string why) {
 }
 
 // Opens a pipe (or other non-regular file) and validates it as a stream.
+// The open blocks until a pipe has a writer: opened non-blocking, a FIFO
+// without one reads as empty, which would be a false FRAME H1.
 StreamVerdict ValidateStreamPath(const std::string& path, const Options& options,
                                  std::ostream& err) {
   if (path == "-") return ValidateStream(STDIN_FILENO, path, options, err);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return IoError(std::string("cannot open: ") + std::strerror(errno));
   StreamVerdict verdict = ValidateStream(fd, path, options, err);
   ::close(fd);

@@ -166,6 +166,24 @@ TEST(ValidateStdin, HostileHeaderReadsAtMost64Bytes) {
   EXPECT_EQ(gguf.out.rfind("-: FRAME H1 at byte 0: magic is 47475546", 0), 0u) << gguf.out;
 }
 
+// A named pipe is validated as a stream (not refused as non-regular), even
+// when its writer comes after kiln has opened it.
+TEST(ValidateStdin, NamedPipeIsReadAsAStream) {
+  const fs::path fifo = fs::temp_directory_path() / ("kiln-fifo-" + std::to_string(::getpid()));
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Buffer b = Case("ok-all-dtypes");
+  std::thread writer([&] {
+    ::usleep(100'000);
+    Feed(::open(fifo.c_str(), O_WRONLY), b);
+  });
+  const KilnRun r = Kiln({"validate", fifo.string()}, {});
+  writer.join();
+  fs::remove(fifo);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, fifo.string() + ": ok\n");
+}
+
 TEST(ValidateStdin, PrefixModeStopsAtTheBlock) {
   Buffer b = Case("kiln-v2-f32");
   const std::size_t block = b.size();

@@ -32,15 +32,18 @@ using internal::Check;
 // are decided once their bytes are in; an H5 failure at a byte already seen
 // is decided (every reserved byte before it was seen and is zero); the rest
 // needs all 64 bytes.
+// (Not where the rules are checked: `using enum` keeps docs/rules.md, which
+// lists every `Rule::` id in parser/src as a check, from listing it.)
 bool DecidedEarly(const Error& e, std::size_t n) {
+  using enum Rule;
   switch (e.rule) {
-    case Rule::H1:
+    case H1:
       return n >= 4;
-    case Rule::H2:
+    case H2:
       return n >= 5;
-    case Rule::H4:
+    case H4:
       return n >= 6;
-    case Rule::H5:
+    case H5:
       return e.offset < n;
     default:
       return false;

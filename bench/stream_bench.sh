@@ -30,6 +30,7 @@ run() {
   rm -f "$work"/out-*.klnt
   sync  # no writeback of an earlier run competes with this one
   start=$(date +%s.%N)
+  # shellcheck disable=SC2002  # the pipe is the point: cat feeds every command the same way
   cat "$work/block.klnt" | /usr/bin/time -f %M -o "$work/rss" "$@" >/dev/null
   end=$(date +%s.%N)
   echo "$start $end" | awk '{printf "%.3f", $2 - $1}'
@@ -37,7 +38,7 @@ run() {
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 declare -A secs rss
 for name in cat_null validate cat_file ingest cat_file_sync; do secs[$name]=""; done
-for r in $(seq "$rounds"); do
+for _ in $(seq "$rounds"); do
   secs[cat_null]+=" $(run cat)"
   secs[validate]+=" $(run "$kiln" validate -)"; rss[validate]=$(cat "$work/rss")
   secs[cat_file]+=" $(run sh -c "cat > '$work/out-cat.klnt'")"

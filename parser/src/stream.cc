@@ -96,6 +96,7 @@ StreamStatus StreamValidator::Feed(std::span<const std::uint8_t> chunk) {
 }
 
 StreamStatus StreamValidator::Finish() {
+  finished_ = true;
   if (status_ != StreamStatus::kNeedMore) return status_;
   if (!header_) {
     // Fewer than 64 bytes: the header rule Parse gives for them.
@@ -109,6 +110,7 @@ StreamStatus StreamValidator::Finish() {
 }
 
 std::uint64_t StreamValidator::bytes_to_checkpoint() const {
+  if (finished_) return 0;
   if (status_ != StreamStatus::kNeedMore) {
     return status_ == StreamStatus::kComplete && options_.mode == Mode::kWhole ? 1 : 0;
   }

@@ -90,7 +90,8 @@ class StreamValidator {
   // How many bytes of the last Feed()'s chunk were taken.
   [[nodiscard]] std::size_t used() const { return used_; }
   // How many more bytes can be fed before the next point where a verdict
-  // may be decided (0 once settled). A caller that reads at most this many
+  // may be decided (0 once settled or finished; 1 after kComplete in whole
+  // mode, until Finish(): one more byte would be FRAME H8). A caller that reads at most this many
   // bytes at a time stops reading at the deciding byte; in the payload,
   // reading more is harmless.
   [[nodiscard]] std::uint64_t bytes_to_checkpoint() const;
@@ -114,6 +115,7 @@ class StreamValidator {
   StreamOptions options_;
   Phase phase_ = Phase::kHeader;
   StreamStatus status_ = StreamStatus::kNeedMore;
+  bool finished_ = false;  // Finish() was called
   std::uint64_t consumed_ = 0;
   std::size_t used_ = 0;
   std::vector<std::uint8_t> kept_;  // the block's first payload_base bytes

@@ -86,8 +86,8 @@ inline std::uint64_t DecisionPoint(const kiln::Error& e, const std::optional<kil
     case Rule::H7:
     case Rule::H9:
       return 64;
-    case Rule::H8:
-      return h ? h->block_length + 1 : 0;
+    case Rule::H8:  // the first trailing byte (block_length < 2^64-1 then)
+      return h && h->block_length < UINT64_MAX ? h->block_length + 1 : 0;
     default:
       return h ? h->payload_base : 0;
   }

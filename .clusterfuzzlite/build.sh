@@ -103,7 +103,8 @@ fi
 for name in "${fuzzers[@]}"; do
   cp "$build/fuzz/$name" "$OUT/$name"
   # Seeds and dictionary: the target's own (corpus/<name without fuzz_>,
-  # fuzz/<name>.dict) if it has them, else the Kiln v2 ones.
+  # fuzz/<name>.dict) if it has them, else the Kiln v2 ones. fuzz_stream
+  # takes corpus/stream (a control byte, then a golden case).
   seeds="$src/corpus/${name#fuzz_}"
   [ -d "$seeds" ] || seeds="$src/corpus/parse"
   rm -f "$OUT/${name}_seed_corpus.zip"

@@ -2,7 +2,9 @@
 #ifndef KILN_CLI_COMMANDS_H_
 #define KILN_CLI_COMMANDS_H_
 
+#include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,20 @@ struct Options {
   std::vector<std::string> files;
 };
 
-// kiln validate: one verdict per file.
+// A verdict, or the I/O error that prevented one.
+struct StreamVerdict {
+  std::optional<Error> error;  // nullopt: valid
+  std::string io_error;        // nonempty: no verdict
+};
+
+// Validates the block read from `fd` (standard input, a pipe) as it arrives,
+// with the options of `kiln validate`; `name` labels the progress line.
+// `already_read` are bytes taken from `fd` before (fed first).
+[[nodiscard]] StreamVerdict ValidateStream(int fd, const std::string& name, const Options& options,
+                                           std::ostream& err,
+                                           std::span<const std::uint8_t> already_read = {});
+
+// kiln validate: one verdict per file; "-" and pipes are read as streams.
 [[nodiscard]] int RunValidate(const Options& options, std::ostream& out, std::ostream& err);
 // kiln inspect: the header and the tensor table of one file.
 [[nodiscard]] int RunInspect(const Options& options, std::ostream& out, std::ostream& err);
@@ -35,6 +50,10 @@ struct Options {
 // kiln unpack [--force] IN.klnt DIR: one .npy (or raw .bin) file per tensor
 // and DIR/index.tsv; file names are generated, never taken from the tensors.
 [[nodiscard]] int RunUnpack(const std::vector<std::string>& args, std::ostream& out,
+                            std::ostream& err);
+// kiln ingest [options] OUT.klnt: a block from standard input (or --from
+// FILE) to OUT, validated as it arrives; OUT appears only if it is valid.
+[[nodiscard]] int RunIngest(const std::vector<std::string>& args, std::ostream& out,
                             std::ostream& err);
 // kiln convert IN OUT [--from FORMAT] [--to FORMAT]: safetensors to kiln,
 // kiln to safetensors, GGUF to kiln.

@@ -1,6 +1,9 @@
 #include "flags.h"
 
 #include <charconv>
+#include <optional>
+
+#include "size_arg.h"
 
 namespace kiln::cli {
 
@@ -18,10 +21,23 @@ FlagParse ParseLimitFlag(const std::vector<std::string>& args, std::size_t* i, L
   if (flag == "--max-name-bytes") target = &limits->max_name_bytes;
   if (flag == "--max-block-bytes") target = &limits->max_block_length;
   if (target == nullptr) return FlagParse::kNotALimit;
-  if (*i + 1 == args.size() || !ParseU64(args[*i + 1], target)) {
-    *error = flag + " needs N";
+  // Byte counts take a K, M, G or T suffix (binary multiples); the tensor
+  // count is a plain number.
+  std::optional<std::uint64_t> n;
+  if (*i + 1 < args.size()) {
+    std::uint64_t plain = 0;
+    if (target == &limits->max_tensor_count) {
+      if (ParseU64(args[*i + 1], &plain)) n = plain;
+    } else {
+      n = ParseSize(args[*i + 1]);
+    }
+  }
+  if (!n) {
+    *error = target == &limits->max_tensor_count ? flag + " needs N"
+                                                 : flag + " needs N (or N with K, M, G, T)";
     return FlagParse::kBadValue;
   }
+  *target = *n;
   ++*i;
   return FlagParse::kParsed;
 }

@@ -14,7 +14,9 @@ using kiln::cli::kExitUsage;
 
 constexpr std::string_view kUsage = R"(usage:
   kiln validate [options] FILE...   check each file; prints "FILE: ok" or
-                                    "FILE: CLASS RULE at byte N: message"
+                                    "FILE: CLASS RULE at byte N: message";
+                                    FILE "-" (stdin) or a pipe is validated
+                                    as the bytes arrive
   kiln inspect [options] FILE       print the header and the tensor table
   kiln rules [--markdown]           print the rule table
   kiln pack OUT.klnt NAME=FILE.npy...
@@ -24,6 +26,11 @@ constexpr std::string_view kUsage = R"(usage:
                                     DIR/index.tsv, built beside DIR and renamed
                                     into place; --force replaces DIR whole;
                                     at most 100000 tensors unless --max-tensors
+  kiln ingest [--force] [--from FILE] [--no-limits] [--max-* N] OUT.klnt
+                                    take an upload: read a block from stdin
+                                    (or FILE), validate it as it arrives, and
+                                    only if it is valid fsync and rename it to
+                                    OUT (limits default to 10G, 100000 tensors)
   kiln convert IN OUT [--from FORMAT] [--to FORMAT]
                                     safetensors -> kiln, kiln -> safetensors,
                                     gguf -> kiln; FORMAT: kiln, safetensors,
@@ -37,6 +44,7 @@ options:
   --max-tensors N        reject (LIMIT H7) a block with more than N tensors
   --max-name-bytes N     reject (LIMIT H7) a name heap larger than N bytes
   --max-block-bytes N    reject (LIMIT H7) a block longer than N bytes
+                         (N may end in K, M, G or T: 10G is 10 GiB)
 
 Inputs must be regular files (a FIFO or device is refused, exit 2).
 
@@ -74,6 +82,7 @@ int Run(std::string_view command, const std::vector<std::string>& rest) {
   if (command == "pack") return kiln::cli::RunPack(rest, std::cout, std::cerr);
   if (command == "unpack") return kiln::cli::RunUnpack(rest, std::cout, std::cerr);
   if (command == "convert") return kiln::cli::RunConvert(rest, std::cout, std::cerr);
+  if (command == "ingest") return kiln::cli::RunIngest(rest, std::cout, std::cerr);
   kiln::cli::Options options;
   bool markdown = false;
   bool only_files = false;

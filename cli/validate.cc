@@ -1,10 +1,117 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <vector>
+
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "json.h"
+#include "kiln/base/input_file.h"
 #include "mapped_file.h"
 #include "report.h"
+#include "stream_input.h"
 
 namespace kiln::cli {
+
+StreamVerdict ValidateStream(int fd, const std::string& name, const Options& options,
+                             std::ostream& err, std::span<const std::uint8_t> already_read) {
+  StreamValidator v({.mode = options.parse.mode, .limits = options.parse.limits});
+  StreamVerdict verdict;
+  if (!already_read.empty()) (void)v.Feed(already_read);
+  if (v.status() == StreamStatus::kNeedMore) {
+    const StreamOutcome o = ReadStream(
+        fd, v, [](std::span<const std::uint8_t>) { return true; }, err,
+        "kiln validate " + Printable(name));
+    if (!o.io_error.empty()) {
+      verdict.io_error = o.io_error;
+      return verdict;
+    }
+  }
+  if (v.status() == StreamStatus::kRejected) verdict.error = v.error();
+  return verdict;
+}
+
+namespace {
+
+StreamVerdict IoError(std::string why) {
+  StreamVerdict verdict;
+  verdict.io_error = std::move(why);
+  return verdict;
+}
+
+// How long `validate` waits for a named FIFO to get a writer. open() with
+// O_NONBLOCK never blocks; a FIFO with no writer then reads as end of file,
+// which would be a false FRAME verdict, and waiting without a bound is the
+// hang an attacker who plants a FIFO wants. So kiln waits this long for a
+// writer (or for its first byte), then gives up with an I/O error (exit 2).
+// A writer that is connected may be slow: once one is there, kiln waits for
+// data as it does on standard input.
+constexpr int kFifoWriterWaitMs = 2000;
+
+// Waits for a writer on a FIFO opened O_NONBLOCK. Returns the byte it read
+// (at most one, so a hostile header still costs at most 64 bytes), an empty
+// vector when a writer is connected but has sent nothing yet, or nullopt
+// when none came in time (or reading failed: `*why`).
+std::optional<std::vector<std::uint8_t>> AwaitWriter(int fd, std::string* why) {
+  for (int waited = 0;;) {
+    std::uint8_t byte = 0;
+    const ssize_t n = ::read(fd, &byte, 1);
+    if (n == 1) return std::vector<std::uint8_t>{byte};
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return std::vector<std::uint8_t>{};
+    if (n < 0 && errno != EINTR) {
+      *why = std::string("read: ") + std::strerror(errno);
+      return std::nullopt;
+    }
+    // n == 0: no writer has the FIFO open (yet).
+    if (waited >= kFifoWriterWaitMs) {
+      *why = absl::StrFormat("a FIFO with no writer (waited %d ms)", kFifoWriterWaitMs);
+      return std::nullopt;
+    }
+    ::usleep(20'000);  // poll() cannot wait for a writer to connect: it sees EOF
+    waited += 20;
+  }
+}
+
+// Validates "-" (standard input) or a pipe or socket named on the command
+// line as a stream. Other kinds that are not regular files (devices,
+// directories) are refused, as every command refuses them.
+StreamVerdict ValidateStreamPath(const base::InputFile& in, const std::string& path,
+                                 const Options& options, std::ostream& err) {
+  struct stat st {};
+  if (::fstat(in.fd(), &st) != 0)
+    return IoError(std::string("cannot stat: ") + std::strerror(errno));
+  if (S_ISSOCK(st.st_mode)) return ValidateStream(in.fd(), path, options, err);
+  if (!S_ISFIFO(st.st_mode))
+    return IoError(std::string("not a regular file (a ") + in.kind_name() + ")");
+  std::string why;
+  const std::optional<std::vector<std::uint8_t>> first = AwaitWriter(in.fd(), &why);
+  if (!first) return IoError(why);
+  return ValidateStream(in.fd(), path, options, err, *first);
+}
+
+// The verdict on a regular file, memory-mapped.
+StreamVerdict ValidateMapped(const std::string& path, const Options& options) {
+  const MappedFile file(path);
+  if (!file.ok()) return IoError(file.error());
+  const Result<Directory> r = Parse(file.bytes(), options.parse);
+  StreamVerdict verdict;
+  if (!r.ok()) verdict.error = r.error();
+  return verdict;
+}
+
+StreamVerdict Validate(const std::string& path, const Options& options, std::ostream& err) {
+  if (path == "-") return ValidateStream(STDIN_FILENO, path, options, err);
+  const base::InputFile in(path);  // O_NONBLOCK: a FIFO cannot block the open
+  if (!in.ok()) return IoError(in.error());
+  if (in.kind() == base::InputKind::kRegular) return ValidateMapped(path, options);
+  return ValidateStreamPath(in, path, options, err);
+}
+
+}  // namespace
 
 int RunValidate(const Options& options, std::ostream& out, std::ostream& err) {
   int status = kExitOk;
@@ -12,21 +119,18 @@ int RunValidate(const Options& options, std::ostream& out, std::ostream& err) {
   bool first = true;
   for (const std::string& path : options.files) {
     std::string line;
-    const MappedFile file(path);
-    if (!file.ok()) {
-      err << "kiln: " << Printable(path) << ": " << file.error() << "\n";
+    const StreamVerdict v = Validate(path, options, err);
+    if (!v.io_error.empty()) {
+      err << "kiln: " << Printable(path) << ": " << v.io_error << "\n";
       status = kExitUsage;
-      line = absl::StrFormat(R"("ok": false, "io_error": %s)", JsonString(file.error()));
+      line = absl::StrFormat(R"("ok": false, "io_error": %s)", JsonString(v.io_error));
+    } else if (!v.error) {
+      line = R"("ok": true)";
+      if (!options.json) out << Printable(path) << ": ok\n";
     } else {
-      const Result<Directory> r = Parse(file.bytes(), options.parse);
-      if (r.ok()) {
-        line = R"("ok": true)";
-        if (!options.json) out << Printable(path) << ": ok\n";
-      } else {
-        if (status == kExitOk) status = kExitInvalid;
-        line = ErrorFields(r.error());
-        if (!options.json) out << Printable(path) << ": " << r.error().ToString() << "\n";
-      }
+      if (status == kExitOk) status = kExitInvalid;
+      line = ErrorFields(*v.error);
+      if (!options.json) out << Printable(path) << ": " << v.error->ToString() << "\n";
     }
     if (options.json) {
       out << (first ? "\n  " : ",\n  ") << "{\"file\": " << JsonString(path) << ", " << line << "}";

@@ -4,6 +4,7 @@
 // of one u32 per tensor, none at all with caller scratch.
 #include "gtest/gtest.h"
 #include "kiln/directory.h"
+#include "kiln/stream.h"
 #include "support/alloc_counter.h"
 #include "support/block_builder.h"
 
@@ -102,6 +103,29 @@ TEST(Memory, CanonicalUnnamedBlockNeedsNoScratch) {
   const Counted c = CountParse(b);
   EXPECT_TRUE(c.ok);
   EXPECT_EQ(c.allocations, 0u);
+}
+
+// The streaming validator keeps what arrived, never what a header claims:
+// four billion tensors claimed, 1 MiB of directory bytes fed in 64 KiB
+// chunks, and the total allocated stays within a small multiple of the
+// bytes that arrived (the kept region grows geometrically).
+TEST(Memory, StreamKeepsOnlyWhatArrived) {
+  Buffer b = Build(BlockSpec{});
+  b.resize(std::size_t{1} << 20, 0);
+  Put(b, 8, 0xFFFFFFFFu, 4);                       // tensor_count
+  Put(b, 24, std::uint64_t{0xFFFFFFFF} * 128, 8);  // directory_bytes (H6 holds)
+  std::size_t peak = 0;
+  {
+    const alloc::Scope scope;
+    StreamValidator v;
+    for (std::size_t at = 0; at < b.size(); at += 65536) {
+      ASSERT_EQ(v.Feed(std::span(b).subspan(at, 65536)), StreamStatus::kNeedMore);
+      peak = std::max(peak, scope.Read().bytes);
+    }
+    EXPECT_EQ(v.Finish(), StreamStatus::kRejected);
+    EXPECT_EQ(v.error().rule, Rule::H8);
+  }
+  EXPECT_LE(peak, 4 * b.size() + 4096);
 }
 
 }  // namespace

@@ -68,6 +68,10 @@ bool OutputFile::Write(std::span<const std::uint8_t> bytes) {
   return true;
 }
 
+void OutputFile::StartWriteback() {
+  if (ok()) (void)::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 bool OutputFile::Commit() {
   if (!ok()) return false;
   if (::fsync(fd_) != 0) return Fail("fsync", errno);

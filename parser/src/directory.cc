@@ -52,10 +52,13 @@ Tensor Directory::tensor(std::uint32_t i) const {
   t.byte_offset = d.byte_offset;
   t.byte_length = d.byte_length;
   // D9 held: payload_base + byte_offset cannot overflow for validated bytes;
-  // for changed ones an overflow gives an empty view.
-  const std::optional<std::uint64_t> start =
-      internal::CheckedAdd(header_.payload_base, d.byte_offset);
-  t.payload = start ? Clamped(block_, *start, d.byte_length) : std::span<const std::uint8_t>{};
+  // for changed ones an overflow gives an empty view. A streamed directory
+  // has no payload bytes (has_payloads() is false): its views stay empty.
+  if (has_payloads_) {
+    const std::optional<std::uint64_t> start =
+        internal::CheckedAdd(header_.payload_base, d.byte_offset);
+    if (start) t.payload = Clamped(block_, *start, d.byte_length);
+  }
   t.layout = text(d.layout_off, d.layout_len);
   t.block_size = d.block_size;
   t.quant.scheme = static_cast<QuantScheme>(d.quant_scheme);

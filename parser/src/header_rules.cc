@@ -133,29 +133,47 @@ Result<HeaderInfo> CheckHeader(Bytes buffer, const Limits& limits) {
   return h;
 }
 
-Check CheckFraming(Bytes buffer, const HeaderInfo& h, Mode mode) {
+Check CheckLength(std::uint64_t size, const HeaderInfo& h, Mode mode) {
   // H8: the buffer holds the block; in whole mode, nothing else.
-  if (buffer.size() < h.block_length) {
-    return Fail(Rule::H8, buffer.size(), "buffer holds %d bytes, block_length is %d", buffer.size(),
-                h.block_length);
+  if (size < h.block_length) {
+    return Fail(Rule::H8, size, "buffer holds %d bytes, block_length is %d", size, h.block_length);
   }
-  if (mode == Mode::kWhole && buffer.size() > h.block_length) {
+  if (mode == Mode::kWhole && size > h.block_length) {
     return Fail(Rule::H8, h.block_length, "%d trailing bytes after the %d-byte block",
-                buffer.size() - h.block_length, h.block_length);
+                size - h.block_length, h.block_length);
   }
+  return std::nullopt;
+}
+
+Error StreamGoesOnError(const HeaderInfo& h) {
+  return Fail(Rule::H8, h.block_length,
+              "trailing bytes: the stream goes on after the %d-byte block", h.block_length);
+}
+
+Check CheckNameFlag(const HeaderInfo& h) {
   // H9: an empty directory has no names.
   if (h.tensor_count == 0 && h.has_names()) {
     return Fail(Rule::H9, hdr::kFlags, "flags 0x%02x sets the name bit but tensor_count is 0",
                 h.flags);
   }
+  return std::nullopt;
+}
+
+Check CheckPadding(Bytes block, const HeaderInfo& h) {
   // L1: the padding between the heap and payload_base is zero.
   const std::uint64_t pad_start = kHeaderSize + h.directory_bytes;
-  const Bytes pad = buffer.subspan(pad_start, h.payload_base - pad_start);
+  const Bytes pad = block.subspan(pad_start, h.payload_base - pad_start);
   if (const auto at = FirstNonzero(pad)) {
     return Fail(Rule::L1, pad_start + *at, "padding byte at %d is 0x%02x (padding runs [%d, %d))",
                 pad_start + *at, pad[*at], pad_start, h.payload_base);
   }
   return std::nullopt;
+}
+
+Check CheckFraming(Bytes buffer, const HeaderInfo& h, Mode mode) {
+  if (Check e = CheckLength(buffer.size(), h, mode)) return e;
+  if (Check e = CheckNameFlag(h)) return e;
+  return CheckPadding(buffer, h);
 }
 
 }  // namespace kiln::internal

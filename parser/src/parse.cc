@@ -1,4 +1,6 @@
 // Parse and ReadHeader: the rule groups, in the rule set's checking order.
+// CheckBlock (every rule after H8) is shared with StreamValidator, which runs
+// it on the directory region alone and checks the gaps (P2) as they arrive.
 //
 // One pass over the descriptors checks D1..Q4 for each (the fast path for
 // plain tensors, else the precise per-rule checks) and gathers what the
@@ -19,11 +21,14 @@ namespace {
 
 using internal::Bytes;
 using internal::Check;
+using internal::DescriptorBytes;
 using internal::DescriptorFacts;
 
 class DirectoryScan {
  public:
-  DirectoryScan(Bytes block, const HeaderInfo& h) : block_(block), h_(h) {}
+  // read_gaps: the payload bytes are present and the gaps may be read.
+  DirectoryScan(Bytes block, const HeaderInfo& h, bool read_gaps)
+      : block_(block), h_(h), read_gaps_(read_gaps) {}
 
   void Add(std::uint32_t i, const DescriptorFacts& f) {
     if (f.name_len != 0) {
@@ -43,7 +48,8 @@ class DirectoryScan {
   [[nodiscard]] bool quantised() const { return quantised_; }
   [[nodiscard]] bool ranges_sorted() const { return sorted_; }
 
-  // P1 then P2 for ranges in offset order. Precondition: ranges_sorted().
+  // P1 then P2 for ranges in offset order. Precondition: ranges_sorted()
+  // and the gaps were read.
   [[nodiscard]] Check SortedPayloadVerdict() const {
     if (overlap_) return internal::OverlapError(block_, overlap_tensor_, overlap_prev_);
     if (gap_) return internal::CheckGapZero(block_, h_, gap_from_, gap_to_);
@@ -65,7 +71,7 @@ class DirectoryScan {
       overlap_prev_ = prev_;
       return;
     }
-    if (!gap_ && begin != cursor_ &&
+    if (read_gaps_ && !gap_ && begin != cursor_ &&
         internal::FirstNonzero(block_.subspan(h_.payload_base + cursor_, begin - cursor_))) {
       gap_ = true;  // reported (P2) only if no rule before it fails
       gap_from_ = cursor_;
@@ -78,6 +84,7 @@ class DirectoryScan {
 
   Bytes block_;
   const HeaderInfo& h_;
+  bool read_gaps_;
   bool names_in_order_ = true;
   std::uint64_t names_end_ = 0;
   bool layouts_ = false;
@@ -110,6 +117,43 @@ bool HeapIsAscii(Bytes heap) {
 
 }  // namespace
 
+namespace internal {
+
+Check CheckBlock(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor* gaps) {
+  // H9, L1
+  if (Check e = CheckNameFlag(h)) return e;
+  if (Check e = CheckPadding(block, h)) return e;
+  // Descriptors in index order: D1..D10, N1, N2, O1..O3, Q1..Q4.
+  DirectoryScan scan(block, h, gaps == nullptr);
+  for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
+    const DescriptorBytes d = DescriptorAt(block, i);
+    DescriptorFacts facts;
+    if (!PlainDescriptorOk(d, h, &facts)) {
+      if (Check e = CheckDescriptor(block, h, i)) return e;
+      facts = FactsOf(d);
+    }
+    scan.Add(i, facts);
+  }
+  // N3, N4, N5
+  if (!scan.heap_settled()) {
+    if (Check e = CheckHeapOrder(block, h)) return e;
+  }
+  const Bytes heap = block.subspan(HeapStart(h.tensor_count), h.name_bytes);
+  if (!HeapIsAscii(heap)) {
+    if (Check e = CheckHeapUtf8(block, h)) return e;
+  }
+  if (Check e = CheckUniqueNames(block, h, scratch)) return e;
+  // Q5..Q7 in descriptor order
+  if (scan.quantised()) {
+    if (Check e = CheckScales(block, h)) return e;
+  }
+  // P1, P2
+  if (gaps != nullptr) return CheckPayloads(block, h, scratch, *gaps);
+  return scan.ranges_sorted() ? scan.SortedPayloadVerdict() : CheckPayloads(block, h, scratch);
+}
+
+}  // namespace internal
+
 Result<HeaderInfo> ReadHeader(std::span<const std::uint8_t> first_bytes, const Limits& limits) {
   return internal::CheckHeader(first_bytes, limits);
 }
@@ -119,39 +163,12 @@ Result<Directory> Parse(std::span<const std::uint8_t> buffer, const ParseOptions
   Result<HeaderInfo> header = internal::CheckHeader(buffer, options.limits);
   if (!header.ok()) return header.error();
   const HeaderInfo& h = header.value();
-  // H8, H9, L1
-  if (Check e = internal::CheckFraming(buffer, h, options.mode)) return *std::move(e);
+  // H8
+  if (Check e = internal::CheckLength(buffer.size(), h, options.mode)) return *std::move(e);
   const Bytes block = buffer.first(h.block_length);
-  // Descriptors in index order: D1..D10, N1, N2, O1..O3, Q1..Q4.
-  DirectoryScan scan(block, h);
-  for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
-    const internal::DescriptorBytes d = internal::DescriptorAt(block, i);
-    DescriptorFacts facts;
-    if (!internal::PlainDescriptorOk(d, h, &facts)) {
-      if (Check e = internal::CheckDescriptor(block, h, i)) return *std::move(e);
-      facts = internal::FactsOf(d);
-    }
-    scan.Add(i, facts);
-  }
+  // H9 .. P2
   internal::Scratch scratch(options.scratch);
-  // N3, N4, N5
-  if (!scan.heap_settled()) {
-    if (Check e = internal::CheckHeapOrder(block, h)) return *std::move(e);
-  }
-  const Bytes heap = block.subspan(internal::HeapStart(h.tensor_count), h.name_bytes);
-  if (!HeapIsAscii(heap)) {
-    if (Check e = internal::CheckHeapUtf8(block, h)) return *std::move(e);
-  }
-  if (Check e = internal::CheckUniqueNames(block, h, scratch)) return *std::move(e);
-  // Q5..Q7 in descriptor order
-  if (scan.quantised()) {
-    if (Check e = internal::CheckScales(block, h)) return *std::move(e);
-  }
-  // P1, P2
-  if (Check e = scan.ranges_sorted() ? scan.SortedPayloadVerdict()
-                                     : internal::CheckPayloads(block, h, scratch)) {
-    return *std::move(e);
-  }
+  if (Check e = internal::CheckBlock(block, h, scratch, nullptr)) return *std::move(e);
   return Directory(h, block);
 }
 

@@ -82,17 +82,33 @@ Check CheckNoOverlap(Bytes block, const OffsetOrder& order) {
   });
 }
 
-// P2: the gaps between ranges, and after the last, are zero.
-Check CheckGapsZero(Bytes block, const HeaderInfo& h, const OffsetOrder& order) {
+// The gaps between ranges, and after the last, to `gaps` (P2).
+// Precondition: P1 held, so each range starts at or after the cursor.
+Check WalkGaps(const HeaderInfo& h, const OffsetOrder& order, GapVisitor& gaps) {
   std::uint64_t cursor = 0;
   Check e = order.Walk([&](std::uint32_t, Range r) -> Check {
-    if (Check g = CheckGapZero(block, h, cursor, r.begin)) return g;
+    if (r.begin != cursor) {
+      if (Check g = gaps.Gap(cursor, r.begin)) return g;
+    }
     cursor = r.end;
     return std::nullopt;
   });
-  if (e) return e;
-  return CheckGapZero(block, h, cursor, h.payload_bytes);
+  if (e || cursor == h.payload_bytes) return e;
+  return gaps.Gap(cursor, h.payload_bytes);
 }
+
+// P2 on the block's own bytes.
+class ZeroGaps final : public GapVisitor {
+ public:
+  ZeroGaps(Bytes block, const HeaderInfo& h) : block_(block), h_(h) {}
+  Check Gap(std::uint64_t from, std::uint64_t to) override {
+    return CheckGapZero(block_, h_, from, to);
+  }
+
+ private:
+  Bytes block_;
+  const HeaderInfo& h_;
+};
 
 }  // namespace
 
@@ -103,21 +119,27 @@ Error OverlapError(Bytes block, std::uint32_t i, std::uint32_t prev) {
                     p.end, prev);
 }
 
+Error GapByteError(const HeaderInfo& h, std::uint64_t pos, std::uint8_t value) {
+  return Fail(Rule::P2, h.payload_base + pos,
+              "payload byte %d (at byte %d of the block) is 0x%02x, but no tensor covers it", pos,
+              h.payload_base + pos, value);
+}
+
 Check CheckGapZero(Bytes block, const HeaderInfo& h, std::uint64_t from, std::uint64_t to) {
   const Bytes gap = block.subspan(h.payload_base + from, to - from);
-  if (const auto at = FirstNonzero(gap)) {
-    const std::uint64_t pos = from + *at;
-    return Fail(Rule::P2, h.payload_base + pos,
-                "payload byte %d (at byte %d of the block) is 0x%02x, but no tensor covers it", pos,
-                h.payload_base + pos, gap[*at]);
-  }
+  if (const auto at = FirstNonzero(gap)) return GapByteError(h, from + *at, gap[*at]);
   return std::nullopt;
 }
 
-Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch) {
+Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor& gaps) {
   const OffsetOrder order(block, h.tensor_count, scratch);
   if (Check e = CheckNoOverlap(block, order)) return e;
-  return CheckGapsZero(block, h, order);
+  return WalkGaps(h, order, gaps);
+}
+
+Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch) {
+  ZeroGaps zero(block, h);
+  return CheckPayloads(block, h, scratch, zero);
 }
 
 }  // namespace kiln::internal

@@ -20,6 +20,15 @@ namespace kiln::internal {
 [[nodiscard]] Result<HeaderInfo> CheckHeader(Bytes buffer, const Limits& limits);
 // H8, H9 and L1, once the header is known.
 [[nodiscard]] Check CheckFraming(Bytes buffer, const HeaderInfo& h, Mode mode);
+// H8 alone, for `size` bytes present (a stream that ended after `size`).
+[[nodiscard]] Check CheckLength(std::uint64_t size, const HeaderInfo& h, Mode mode);
+// H8 for a stream in whole mode that goes on past block_length (how many
+// bytes follow is not known).
+[[nodiscard]] Error StreamGoesOnError(const HeaderInfo& h);
+// H9 alone: decided by the header.
+[[nodiscard]] Check CheckNameFlag(const HeaderInfo& h);
+// L1 alone. Precondition: `block` holds at least payload_base bytes.
+[[nodiscard]] Check CheckPadding(Bytes block, const HeaderInfo& h);
 // D1..D10, N1, N2, O1..O3, Q1..Q4 for descriptor i.
 [[nodiscard]] Check CheckDescriptor(Bytes block, const HeaderInfo& h, std::uint32_t i);
 // N3: the heap is exactly the slices, in order.
@@ -33,8 +42,29 @@ namespace kiln::internal {
                                      std::optional<std::uint64_t> probe_budget = std::nullopt);
 // Q5..Q7 for every quantised tensor, in descriptor order.
 [[nodiscard]] Check CheckScales(Bytes block, const HeaderInfo& h);
+// Receives the payload ranges no tensor covers, [from, to) relative to
+// payload_base, in offset order: what rule P2 checks.
+class GapVisitor {
+ public:
+  virtual ~GapVisitor() = default;
+  // The first failure stops the walk.
+  [[nodiscard]] virtual Check Gap(std::uint64_t from, std::uint64_t to) = 0;
+};
+
 // P1, P2 over the payload region, sorting the ranges by offset.
 [[nodiscard]] Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch);
+// P1, then every gap to `gaps` (P2 is the visitor's to check). Needs only
+// the descriptors: `block` may end at payload_base.
+[[nodiscard]] Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch,
+                                  GapVisitor& gaps);
+// The P2 rejection for payload byte `pos` (relative to payload_base).
+[[nodiscard]] Error GapByteError(const HeaderInfo& h, std::uint64_t pos, std::uint8_t value);
+// Every rule after H8, in order: H9, L1, D1..Q4 per descriptor, N3..N5,
+// Q5..Q7, P1 and P2. With `gaps` null, `block` is the whole block and P2 is
+// checked on it; otherwise `block` may end at payload_base (the payloads
+// need not be present) and P2 is left to `gaps` (CheckPayloads above).
+[[nodiscard]] Check CheckBlock(Bytes block, const HeaderInfo& h, Scratch& scratch,
+                               GapVisitor* gaps);
 // P1 for tensor i, whose range overlaps that of tensor prev.
 [[nodiscard]] Error OverlapError(Bytes block, std::uint32_t i, std::uint32_t prev);
 // P2 over the payload bytes [from, to), offsets from the payload region.

@@ -118,14 +118,23 @@ struct Tensor {
   }
 };
 
-// A validated block. Cheap to copy; refers to the caller's buffer.
+class StreamValidator;
+
+// A validated block. Cheap to copy; refers to the caller's buffer (or, from
+// a StreamValidator, to the header and directory region it kept).
 class Directory {
  public:
   [[nodiscard]] const HeaderInfo& header() const { return header_; }
   [[nodiscard]] std::uint32_t tensor_count() const { return header_.tensor_count; }
   [[nodiscard]] std::uint64_t block_length() const { return header_.block_length; }
-  // The block's bytes (a prefix of the parsed buffer).
+  // The block's bytes (a prefix of the parsed buffer). From a
+  // StreamValidator: only the first payload_base bytes (header, descriptors,
+  // name heap, padding); the payloads were streamed past, not kept.
   [[nodiscard]] std::span<const std::uint8_t> block() const { return block_; }
+  // False for a directory from a StreamValidator: then every
+  // Tensor::payload is empty (its byte_offset and byte_length still say
+  // where the bytes were in the stream).
+  [[nodiscard]] bool has_payloads() const { return has_payloads_; }
   // The name heap's bytes.
   [[nodiscard]] std::span<const std::uint8_t> name_heap() const;
 
@@ -136,11 +145,13 @@ class Directory {
 
  private:
   friend Result<Directory> Parse(std::span<const std::uint8_t>, const ParseOptions&);
-  Directory(HeaderInfo header, std::span<const std::uint8_t> block)
-      : header_(header), block_(block) {}
+  friend class StreamValidator;
+  Directory(HeaderInfo header, std::span<const std::uint8_t> block, bool has_payloads = true)
+      : header_(header), block_(block), has_payloads_(has_payloads) {}
 
   HeaderInfo header_;
   std::span<const std::uint8_t> block_;
+  bool has_payloads_ = true;
 };
 
 // Checks every rule, in the rule set's order, and returns the first failure

@@ -38,6 +38,10 @@ class OutputFile {
   [[nodiscard]] int error_number() const { return errno_; }
   // Appends bytes; false (and error()) on an I/O error.
   bool Write(std::span<const std::uint8_t> bytes);
+  // Starts writing what was written so far to the disk without waiting
+  // (Linux sync_file_range), so Commit()'s fsync has less left to do; a
+  // hint, not a promise: errors surface at Write() or Commit().
+  void StartWriteback();
   // fsync, close, rename over the target (and fsync its directory, best
   // effort). False (and error()) on failure, with the temporary removed.
   bool Commit();

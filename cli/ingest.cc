@@ -1,0 +1,143 @@
+// kiln ingest [options] OUT.klnt: take an upload. The block is read from
+// standard input (or --from FILE), validated as it arrives, and written to
+// a temporary file next to OUT; only a complete, valid block is flushed
+// (fsync) and renamed to OUT. A rejection or an I/O error stops the reading
+// and removes the temporary file.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "commands.h"
+#include "flags.h"
+#include "output_file.h"
+#include "stream_input.h"
+
+namespace kiln::cli {
+namespace {
+
+// An upload policy, not the format's maxima (which allow a 2^64-byte block
+// and four billion tensors): what a service taking blocks from strangers
+// would set. The directory kept in memory is then at most 100,000 * 128 +
+// 1 MiB bytes (about 13.8 MB). --no-limits lifts all three.
+constexpr std::uint64_t kDefaultMaxBlockBytes = std::uint64_t{10} << 30;  // 10 GiB
+constexpr std::uint64_t kDefaultMaxTensors = 100'000;
+// Heap offsets are u16, so no valid heap is much larger than 128 KiB.
+constexpr std::uint64_t kDefaultMaxNameBytes = std::uint64_t{1} << 20;
+
+// Start the disk writes every 16 MiB, while the upload is still arriving.
+constexpr std::uint64_t kWritebackBytes = std::uint64_t{16} << 20;
+
+constexpr std::string_view kIngestUsage =
+    "usage: kiln ingest [--force] [--from FILE] [--max-block-bytes N[K|M|G|T]]\n"
+    "                   [--max-tensors N] [--max-name-bytes N] [--no-limits] OUT.klnt\n"
+    "defaults: --max-block-bytes 10G --max-tensors 100000 --max-name-bytes 1048576\n";
+
+struct IngestArgs {
+  bool force = false;
+  std::string from;  // empty: standard input
+  std::string out;
+  Limits limits{kDefaultMaxTensors, kDefaultMaxNameBytes, kDefaultMaxBlockBytes};
+};
+
+int IngestUsage(std::ostream& err, const std::string& why) {
+  err << "kiln ingest: " << why << "\n" << kIngestUsage;
+  return kExitUsage;
+}
+
+// Parses the arguments; an exit code when they are wrong.
+std::optional<int> ParseArgs(const std::vector<std::string>& args, IngestArgs* a,
+                             std::ostream& err) {
+  std::string why;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--force") {
+      a->force = true;
+    } else if (arg == "--no-limits") {
+      a->limits = Limits{};
+    } else if (arg == "--from") {
+      if (i + 1 >= args.size()) return IngestUsage(err, "--from needs FILE");
+      a->from = args[++i];
+    } else if (const FlagParse f = ParseLimitFlag(args, &i, &a->limits, &why);
+               f == FlagParse::kBadValue) {
+      return IngestUsage(err, why);
+    } else if (f == FlagParse::kParsed) {
+      continue;
+    } else if (arg.starts_with("-") && arg != "-") {
+      return IngestUsage(err, "unknown option " + Printable(arg));
+    } else if (a->out.empty()) {
+      a->out = arg;
+    } else {
+      return IngestUsage(err, "more than one OUT given");
+    }
+  }
+  if (a->out.empty()) return IngestUsage(err, "missing OUT.klnt");
+  return std::nullopt;
+}
+
+int Ingest(int fd, const IngestArgs& a, std::ostream& out, std::ostream& err) {
+  const std::string source = a.from.empty() ? "-" : a.from;
+  OutputFile file(a.out);
+  if (!file.ok()) {
+    err << "kiln ingest: " << Printable(a.out) << ": " << file.error() << "\n";
+    return kExitUsage;
+  }
+  StreamValidator v({.mode = Mode::kWhole, .limits = a.limits});
+  std::uint64_t unflushed = 0;
+  auto write = [&](std::span<const std::uint8_t> b) {
+    // Overlap the disk writes with the reading, so the final fsync is short.
+    unflushed += b.size();
+    if (unflushed >= kWritebackBytes) {
+      file.StartWriteback();
+      unflushed = 0;
+    }
+    return file.Write(b);
+  };
+  const StreamOutcome o = ReadStream(fd, v, write, err, "kiln ingest");
+  if (!file.ok()) {
+    err << "kiln ingest: " << Printable(a.out) << ": " << file.error() << "\n";
+    return kExitUsage;
+  }
+  if (!o.io_error.empty()) {
+    err << "kiln ingest: " << Printable(source) << ": " << o.io_error << "\n";
+    return kExitUsage;
+  }
+  if (o.status == StreamStatus::kRejected) {
+    out << Printable(source) << ": " << v.error().ToString() << "\n";
+    return kExitInvalid;
+  }
+  if (!file.Commit()) {  // fsync, rename, fsync of the directory
+    err << "kiln ingest: " << Printable(a.out) << ": " << file.error() << "\n";
+    return kExitUsage;
+  }
+  out << Printable(source) << ": ok, " << v.consumed() << " bytes, " << v.directory().tensor_count()
+      << " tensors -> " << Printable(a.out) << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunIngest(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  IngestArgs a;
+  if (const auto code = ParseArgs(args, &a, err)) return *code;
+  struct stat st {};
+  if (!a.force && ::lstat(a.out.c_str(), &st) == 0) {
+    err << "kiln ingest: " << Printable(a.out) << ": exists (use --force to replace it)\n";
+    return kExitUsage;
+  }
+  if (a.from.empty() || a.from == "-") return Ingest(STDIN_FILENO, a, out, err);
+  const int fd = ::open(a.from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    err << "kiln ingest: " << Printable(a.from) << ": cannot open: " << std::strerror(errno)
+        << "\n";
+    return kExitUsage;
+  }
+  const int code = Ingest(fd, a, out, err);
+  ::close(fd);
+  return code;
+}
+
+}  // namespace kiln::cli

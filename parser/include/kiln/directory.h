@@ -2,7 +2,10 @@
 //
 // A successful parse returns a Directory: a validated, zero-copy view. Every
 // string and payload it hands out points into the caller's buffer, which must
-// outlive the Directory.
+// outlive the Directory. Nothing is allocated before the header's counts
+// have been checked against the bytes present; scratch memory is at most 16
+// bytes per tensor, in at most one allocation (none when the caller passes
+// scratch).
 //
 // The buffer contract: the bytes must not change while a Directory (or a view
 // it handed out) is used. Accessors re-read descriptors from the buffer, so
@@ -10,9 +13,7 @@
 // outside the buffer: every view is clamped to the block and the rank to 8
 // (tests/buffer_contract_test.cc). A file mapped MAP_PRIVATE shows other
 // processes' writes on Linux; a caller that cannot exclude them should copy
-// the bytes, or re-parse before trusting a value. Nothing is allocated before the header's counts have
-// been checked against the bytes present; scratch memory is at most 16 bytes
-// per tensor, in at most one allocation (none when the caller passes scratch).
+// the bytes, or re-parse before trusting a value.
 #ifndef KILN_DIRECTORY_H_
 #define KILN_DIRECTORY_H_
 

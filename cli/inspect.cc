@@ -42,10 +42,10 @@ void PrintTable(const Directory& dir, std::ostream& out) {
   for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
     const Tensor t = dir.tensor(i);
     rows.push_back(
-        {absl::StrCat(i), t.name.empty() ? "-" : Printable(t.name),
+        {absl::StrCat(i), t.name.empty() ? "-" : base::Escape(t.name),
          std::string(GetDtypeInfo(t.dtype).name), ShapeText(t), absl::StrCat(t.byte_offset),
          absl::StrCat(t.byte_length), QuantText(t),
-         t.layout.empty() ? "-" : absl::StrFormat("%s/%d", Printable(t.layout), t.block_size)});
+         t.layout.empty() ? "-" : absl::StrFormat("%s/%d", base::Escape(t.layout), t.block_size)});
   }
   std::array<std::size_t, 8> width{};
   for (const Row& r : rows) {
@@ -94,44 +94,6 @@ void PrintJson(const std::string& path, const Directory& dir, std::ostream& out)
 
 }  // namespace
 
-std::string Printable(std::string_view text) {
-  // Invisible characters that reorder or hide text on a terminal: bidi
-  // embeddings, overrides and isolates, and the direction marks.
-  struct Hidden {
-    std::string_view utf8;
-    unsigned code_point;
-  };
-  static constexpr Hidden kHidden[] = {{"\u061c", 0x061c}, {"\u200e", 0x200e}, {"\u200f", 0x200f},
-                                       {"\u202a", 0x202a}, {"\u202b", 0x202b}, {"\u202c", 0x202c},
-                                       {"\u202d", 0x202d}, {"\u202e", 0x202e}, {"\u2066", 0x2066},
-                                       {"\u2067", 0x2067}, {"\u2068", 0x2068}, {"\u2069", 0x2069}};
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
-    if (c < 0x20 || c == 0x7f) {
-      absl::StrAppendFormat(&out, "\\x%02x", c);
-      continue;
-    }
-    if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // C1 control, U+0080..U+009F
-      absl::StrAppendFormat(&out, "\\u%04x", next);
-      ++i;
-      continue;
-    }
-    bool hidden = false;
-    for (const Hidden& h : kHidden) {
-      if (text.substr(i, h.utf8.size()) == h.utf8) {
-        absl::StrAppendFormat(&out, "\\u%04x", h.code_point);
-        i += h.utf8.size() - 1;
-        hidden = true;
-        break;
-      }
-    }
-    if (!hidden) out += text[i];
-  }
-  return out;
-}
-
 int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
   if (options.files.size() != 1) {
     err << "kiln inspect: expects exactly one FILE\n";
@@ -140,7 +102,7 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
   const std::string& path = options.files.front();
   const MappedFile file(path);
   if (!file.ok()) {
-    err << "kiln: " << Printable(path) << ": " << file.error() << "\n";
+    err << "kiln: " << base::Escape(path) << ": " << file.error() << "\n";
     return kExitUsage;
   }
   const Result<Directory> r = Parse(file.bytes(), options.parse);
@@ -148,14 +110,14 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
     if (options.json) {
       out << "{\"file\": " << JsonString(path) << ", " << ErrorFields(r.error()) << "}\n";
     } else {
-      out << Printable(path) << ": " << r.error().ToString() << "\n";
+      out << base::Escape(path) << ": " << r.error().ToString() << "\n";
     }
     return kExitInvalid;
   }
   if (options.json) {
     PrintJson(path, r.value(), out);
   } else {
-    out << Printable(path) << ": ok\n";
+    out << base::Escape(path) << ": ok\n";
     PrintTable(r.value(), out);
   }
   return kExitOk;

@@ -17,14 +17,16 @@ constexpr std::string_view kUsage = R"(usage:
                                     "FILE: CLASS RULE at byte N: message"
   kiln inspect [options] FILE       print the header and the tensor table
   kiln rules [--markdown]           print the rule table
-  kiln pack OUT.klnt NAME=FILE.npy...
+  kiln pack [--max-tensors N] [--max-block-bytes N] OUT.klnt NAME=FILE.npy...
                                     one tensor per NumPy file, in order
   kiln unpack [--force] IN.klnt DIR one .npy (or raw .bin) per tensor and
                                     DIR/index.tsv; never overwrites without --force
   kiln convert IN OUT [--from FORMAT] [--to FORMAT]
                                     safetensors -> kiln, kiln -> safetensors,
                                     gguf -> kiln; FORMAT: kiln, safetensors,
-                                    gguf (default: from the extension)
+                                    gguf (default: from the extension);
+                                    limits: --max-tensors N, --max-metadata-entries N,
+                                    --max-header-bytes N, --max-block-bytes N
   kiln --help | --version
 
 options:

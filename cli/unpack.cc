@@ -124,7 +124,7 @@ int WriteOutputs(const Directory& dir, int dirfd, const std::string& dir_path, b
     const std::string head = npy ? formats::NpyHeader(t.dtype, t.dims()).value() : "";
     const std::string e = WriteAt(dirfd, file, replace, AsBytes(head), t.payload, &progress);
     if (!e.empty()) {
-      err << "kiln unpack: " << Printable(dir_path) << "/" << e << "\n";
+      err << "kiln unpack: " << base::Escape(dir_path) << "/" << e << "\n";
       return kExitUsage;
     }
     index += IndexLine(t, file);
@@ -133,7 +133,7 @@ int WriteOutputs(const Directory& dir, int dirfd, const std::string& dir_path, b
   const std::string e =
       WriteAt(dirfd, std::string(kIndexName), replace, AsBytes(index), {}, nullptr);
   if (!e.empty()) {
-    err << "kiln unpack: " << Printable(dir_path) << "/" << e << "\n";
+    err << "kiln unpack: " << base::Escape(dir_path) << "/" << e << "\n";
     return kExitUsage;
   }
   return kExitOk;
@@ -148,7 +148,7 @@ bool AnyExists(const Directory& dir, int dirfd, const std::string& dir_path, std
   for (const std::string& name : names) {
     struct stat st {};
     if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      err << "kiln unpack: " << Printable(dir_path) << "/" << name
+      err << "kiln unpack: " << base::Escape(dir_path) << "/" << name
           << " exists (use --force to replace it)\n";
       return true;
     }
@@ -165,7 +165,7 @@ int RunUnpack(const std::vector<std::string>& args, std::ostream& out, std::ostr
     if (a == "--force") {
       replace = true;
     } else if (a.size() > 1 && a[0] == '-') {
-      return UnpackUsage(err, "unknown option " + Printable(a));
+      return UnpackUsage(err, "unknown option " + base::Escape(a));
     } else {
       paths.push_back(a);
     }
@@ -173,25 +173,25 @@ int RunUnpack(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (paths.size() != 2) return UnpackUsage(err, "expects IN.klnt and DIR");
   const MappedFile file(paths[0]);
   if (!file.ok()) {
-    err << "kiln unpack: " << Printable(paths[0]) << ": " << file.error() << "\n";
+    err << "kiln unpack: " << base::Escape(paths[0]) << ": " << file.error() << "\n";
     return kExitUsage;
   }
   const Result<Directory> parsed = Parse(file.bytes());
   if (!parsed.ok()) {  // as kiln validate prints it
-    err << Printable(paths[0]) << ": " << parsed.error().ToString() << "\n";
+    err << base::Escape(paths[0]) << ": " << parsed.error().ToString() << "\n";
     return kExitInvalid;
   }
   std::string why;
   const Fd dirfd{OpenDirectory(paths[1], &why)};
   if (dirfd.fd < 0) {
-    err << "kiln unpack: " << Printable(paths[1]) << ": " << why << "\n";
+    err << "kiln unpack: " << base::Escape(paths[1]) << ": " << why << "\n";
     return kExitUsage;
   }
   if (!replace && AnyExists(parsed.value(), dirfd.fd, paths[1], err)) return kExitUsage;
   const int code = WriteOutputs(parsed.value(), dirfd.fd, paths[1], replace, err);
   if (code == kExitOk) {
     out << absl::StrFormat("unpacked %d tensors into %s\n", parsed.value().tensor_count(),
-                           Printable(paths[1]));
+                           base::Escape(paths[1]));
   }
   return code;
 }

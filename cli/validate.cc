@@ -13,18 +13,18 @@ int RunValidate(const Options& options, std::ostream& out, std::ostream& err) {
     std::string line;
     const MappedFile file(path);
     if (!file.ok()) {
-      err << "kiln: " << Printable(path) << ": " << file.error() << "\n";
+      err << "kiln: " << base::Escape(path) << ": " << file.error() << "\n";
       status = kExitUsage;
       line = absl::StrFormat(R"("ok": false, "io_error": %s)", JsonString(file.error()));
     } else {
       const Result<Directory> r = Parse(file.bytes(), options.parse);
       if (r.ok()) {
         line = R"("ok": true)";
-        if (!options.json) out << Printable(path) << ": ok\n";
+        if (!options.json) out << base::Escape(path) << ": ok\n";
       } else {
         if (status == kExitOk) status = kExitInvalid;
         line = ErrorFields(r.error());
-        if (!options.json) out << Printable(path) << ": " << r.error().ToString() << "\n";
+        if (!options.json) out << base::Escape(path) << ": " << r.error().ToString() << "\n";
       }
     }
     if (options.json) {

@@ -141,7 +141,7 @@ TEST(Gguf, IndependentFileConvertsWithQuantisedTensorsIntact) {
        {"kiln has no place for metadata: 10 entries not carried over:\n",
         "  general.architecture=llama\n", "  general.alignment=64\n", "  test.i32=-5\n",
         "  test.f32=0.5\n", "  test.bool=true\n", "  test.u64=1099511627776\n",
-        "  test.tokens=[\"a\", \"b\", \"c\"]\n", "  test.nested=[[1, -2], [3]]\n"}) {
+        "  test.tokens=[\"a\", \"b\", \"c\"]\n", "  test.ints=[1, -2, 3]\n"}) {
     EXPECT_NE(r.err.find(line), std::string::npos) << line << " not in: " << r.err;
   }
 

@@ -37,21 +37,4 @@ const GgmlType* FindGgmlType(std::uint32_t id) {
   return nullptr;
 }
 
-TensorRequest KilnRequest(const GgufTensor& tensor) {
-  TensorRequest r;
-  r.name = tensor.name;
-  r.shape = tensor.shape;
-  if (tensor.type->dtype) {
-    r.dtype = *tensor.type->dtype;
-    return r;
-  }
-  r.dtype = Dtype::kOpaque;
-  r.layout = "ggml.";
-  for (const char c : tensor.type->name) {
-    r.layout += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  }
-  r.block_size = tensor.type->block_size;
-  return r;
-}
-
 }  // namespace kiln::formats

@@ -7,7 +7,7 @@
 #include "absl/strings/escaping.h"
 
 #include "rules.h"
-#include "utf8.h"
+#include "primitives.h"
 
 namespace kiln::internal {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <span>
 
-#include "bytes.h"
+#include "primitives.h"
 #include "kiln/directory.h"
 
 namespace kiln::internal {

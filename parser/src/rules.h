@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "bytes.h"
+#include "primitives.h"
 #include "fail.h"
 #include "kiln/directory.h"
 #include "layout.h"

@@ -115,17 +115,20 @@ class HeaderParser {
 
   bool Tensor(std::string key, std::size_t at, SafetensorsFile* file) {
     if (file->tensors.size() == limits_.max_tensors) {
-      return json_.Fail(absl::StrFormat("more than the limit of %d tensors%s", limits_.max_tensors,
-                                        limits_.max_tensors >= kMaxNamedKilnTensors
-                                            ? " (a Kiln block names at most 65535)"
-                                            : ""));
+      return json_.FailAt(
+          at, absl::StrFormat("more than the limit of %d tensors%s", limits_.max_tensors,
+                              limits_.max_tensors >= kMaxNamedKilnTensors
+                                  ? " (a Kiln block names at most 65535)"
+                                  : ""));
     }
     if (!names_budget_.Add(key.size())) {
-      return json_.Fail(absl::StrFormat(
-          "tensor names reach %d bytes at tensor %s, more than a Kiln name heap can address (%d)",
-          names_budget_.used(), Quoted(key), kMaxKilnNameBytes));
+      return json_.FailAt(at,
+                          absl::StrFormat("tensor names reach %d bytes at tensor %s, more than a "
+                                          "Kiln name heap can address (%d)",
+                                          names_budget_.used(), Quoted(key), kMaxKilnNameBytes));
     }
-    if (!tensor_names_.insert(key).second) return json_.Fail("key " + Quoted(key) + " repeats");
+    if (!tensor_names_.insert(key).second)
+      return json_.FailAt(at, "key " + Quoted(key) + " repeats");
     SafetensorsTensor t;
     t.name = std::move(key);
     t.entry_offset = 8 + at;

@@ -31,10 +31,8 @@ constexpr Range kHidden[] = {
 };
 
 bool Hidden(std::uint32_t cp) {
-  for (const Range& r : kHidden) {
-    if (cp >= r.first && cp <= r.last) return true;
-  }
-  return false;
+  return std::any_of(std::begin(kHidden), std::end(kHidden),
+                     [cp](const Range& r) { return cp >= r.first && cp <= r.last; });
 }
 
 // Appends one well-formed character, escaped if it must be.

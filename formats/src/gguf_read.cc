@@ -250,10 +250,11 @@ class GgufParser {
     std::vector<std::pair<std::uint64_t, std::size_t>> ranges;  // (begin, tensor index)
     for (std::size_t i = 0; i < out_.tensors.size(); ++i) {
       GgufTensor& t = out_.tensors[i];
-      const auto size = ByteSize(t);
-      if (size == 0u) continue;  // no bytes, nothing to place
+      const std::optional<std::uint64_t> size = ByteSize(t);  // nullopt: overflow
+      if (size.has_value() && *size == 0) continue;           // no bytes, nothing to place
       const auto begin = base::CheckedAdd(out_.data_start, t.offset);
-      const auto stop = begin && size ? base::CheckedAdd(*begin, *size) : std::nullopt;
+      std::optional<std::uint64_t> stop;
+      if (begin.has_value() && size.has_value()) stop = base::CheckedAdd(*begin, *size);
       if (!stop || *stop > file_.size()) {
         return FailAt(begin ? std::min<std::uint64_t>(*begin, file_.size()) : file_.size(),
                       "tensor %s: its %s bytes at data offset %d lie past the end of the %d-byte "

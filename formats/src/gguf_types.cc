@@ -1,4 +1,5 @@
 // The ggml tensor types and their mapping to kiln.
+#include <algorithm>
 #include <array>
 
 #include "kiln/formats/gguf.h"
@@ -31,10 +32,9 @@ constexpr std::array<GgmlType, 32> kTypes = {{
 }  // namespace
 
 const GgmlType* FindGgmlType(std::uint32_t id) {
-  for (const GgmlType& t : kTypes) {
-    if (t.id == id) return &t;
-  }
-  return nullptr;
+  const auto* it =
+      std::find_if(kTypes.begin(), kTypes.end(), [id](const GgmlType& t) { return t.id == id; });
+  return it == kTypes.end() ? nullptr : it;
 }
 
 }  // namespace kiln::formats

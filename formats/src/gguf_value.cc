@@ -42,6 +42,13 @@ std::uint64_t MinWidth(std::uint32_t type) {
   return FixedWidth(type);
 }
 
+bool SkipString(ByteReader& r, std::string* error) {
+  std::uint64_t n = 0;
+  if (r.ReadU64Le(&n) && r.Skip64(n)) return true;
+  *error = "a string runs past the end of the file";
+  return false;
+}
+
 bool SkipArray(ByteReader& r, std::string* error) {
   std::uint32_t type = 0;
   std::uint64_t count = 0;
@@ -63,8 +70,8 @@ bool SkipArray(ByteReader& r, std::string* error) {
     return false;
   }
   if (const std::uint64_t w = FixedWidth(type)) return r.Skip64(count * w);
-  for (std::uint64_t i = 0; i < count; ++i) {
-    if (!SkipGgufValue(r, type, error)) return false;
+  for (std::uint64_t i = 0; i < count; ++i) {  // strings: nothing else is left
+    if (!SkipString(r, error)) return false;
   }
   return true;
 }
@@ -81,12 +88,7 @@ bool SkipGgufValue(ByteReader& r, std::uint32_t type, std::string* error) {
     *error = "the file ends inside a value";
     return false;
   }
-  if (type == static_cast<std::uint32_t>(GgufType::kString)) {
-    std::uint64_t n = 0;
-    if (r.ReadU64Le(&n) && r.Skip64(n)) return true;
-    *error = "a string runs past the end of the file";
-    return false;
-  }
+  if (type == static_cast<std::uint32_t>(GgufType::kString)) return SkipString(r, error);
   return SkipArray(r, error);
 }
 
@@ -98,7 +100,16 @@ class Renderer {
   explicit Renderer(std::size_t max) : max_(max) {}
 
   // Returns false once the output is full.
-  bool Value(ByteReader& r, std::uint32_t type, bool quote) {
+  bool Value(ByteReader& r, std::uint32_t type) {
+    if (type == static_cast<std::uint32_t>(GgufType::kArray)) return Array(r);
+    return Scalar(r, type, false);
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  // A string or a number (array elements are never arrays).
+  bool Scalar(ByteReader& r, std::uint32_t type, bool quote) {
     if (type == static_cast<std::uint32_t>(GgufType::kString)) {
       std::uint64_t n = 0;
       base::Bytes b;
@@ -109,13 +120,9 @@ class Renderer {
       if (!quote) return Put(s);
       return Put("\"") && Put(s) && Put("\"");
     }
-    if (type == static_cast<std::uint32_t>(GgufType::kArray)) return Array(r);
     return Put(Number(r, type));
   }
 
-  std::string Take() { return std::move(out_); }
-
- private:
   bool Put(std::string_view s) {
     if (out_.size() + s.size() <= max_) {
       out_ += s;
@@ -133,7 +140,7 @@ class Renderer {
     (void)r.ReadU64Le(&count);
     if (!Put("[")) return false;
     for (std::uint64_t i = 0; i < count; ++i) {
-      if ((i > 0 && !Put(", ")) || !Value(r, type, true)) {
+      if ((i > 0 && !Put(", ")) || !Scalar(r, type, true)) {
         out_ += absl::StrFormat(" (%d items)]", count);
         return false;
       }
@@ -190,7 +197,7 @@ class Renderer {
 std::string FormatGgufValue(const GgufKeyValue& kv, std::size_t max_chars) {
   base::ByteReader r(kv.raw);
   internal::Renderer out(max_chars);
-  (void)out.Value(r, static_cast<std::uint32_t>(kv.type), false);
+  (void)out.Value(r, static_cast<std::uint32_t>(kv.type));
   return out.Take();
 }
 

@@ -173,10 +173,10 @@ FormatResult<NpyArray> ReadNpy(std::span<const std::uint8_t> file) {
 }
 
 std::optional<std::string_view> NpyDescr(Dtype dtype) {
-  for (const NpyType& t : kTypes) {
-    if (t.dtype == dtype) return t.descr;
-  }
-  return std::nullopt;
+  const auto* it = std::find_if(kTypes.begin(), kTypes.end(),
+                                [dtype](const NpyType& t) { return t.dtype == dtype; });
+  if (it == kTypes.end()) return std::nullopt;
+  return it->descr;
 }
 
 FormatResult<std::string> NpyHeader(Dtype dtype, std::span<const std::uint64_t> shape) {

@@ -1,5 +1,6 @@
 // Reading safetensors files.
 #include <algorithm>
+#include <compare>
 #include <unordered_set>
 
 #include "absl/strings/str_format.h"
@@ -39,6 +40,15 @@ std::string DecodedString(std::string_view text, std::size_t at) {
   std::string out;
   (void)json.String(&out);
   return out;
+}
+
+// Compares the decoded JSON strings at `a` and `b`; strings without escapes
+// (nearly all) compare as they are, without decoding.
+std::strong_ordering CompareKeys(std::string_view text, std::size_t a, std::size_t b) {
+  const auto [ra, ea] = RawString(text, a);
+  const auto [rb, eb] = RawString(text, b);
+  if (!ea && !eb) return ra <=> rb;
+  return DecodedString(text, a) <=> DecodedString(text, b);
 }
 
 // The header's JSON object, driven through the one structure it may have.
@@ -97,17 +107,14 @@ class HeaderParser {
   // compared. Keys without escapes (nearly all) compare as they are.
   bool UniqueKeys(std::vector<std::uint32_t> keys) {
     const std::string_view text = json_.text();
-    const auto less = [text](std::uint32_t a, std::uint32_t b) {
-      const auto [ra, ea] = RawString(text, a);
-      const auto [rb, eb] = RawString(text, b);
-      if (!ea && !eb) return std::pair(ra, a) < std::pair(rb, b);
-      return std::pair(DecodedString(text, a), a) < std::pair(DecodedString(text, b), b);
-    };
-    std::sort(keys.begin(), keys.end(), less);
+    std::sort(keys.begin(), keys.end(), [text](std::uint32_t a, std::uint32_t b) {
+      const std::strong_ordering c = CompareKeys(text, a, b);
+      return c < 0 || (c == 0 && a < b);
+    });
     for (std::size_t k = 1; k < keys.size(); ++k) {
-      const std::string key = DecodedString(text, keys[k]);
-      if (DecodedString(text, keys[k - 1]) == key) {
-        return json_.FailAt(keys[k], "metadata key " + Quoted(key) + " repeats");
+      if (CompareKeys(text, keys[k - 1], keys[k]) == 0) {
+        return json_.FailAt(keys[k],
+                            "metadata key " + Quoted(DecodedString(text, keys[k])) + " repeats");
       }
     }
     return true;

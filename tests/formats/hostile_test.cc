@@ -558,7 +558,8 @@ TEST(SafetensorsHostile, ReferenceDifferencesAreDeliberate) {
   EXPECT_NE(StError(St(R"({"__metadata__":{},"__metadata__":{},)" + entry + "}", 1))
                 .find("\"__metadata__\" repeats"),
             std::string::npos);
-  // F4 (4-bit float, new in the crate 0.6) has no exact kiln equivalent yet.
+  // F4 (new in the crate 0.6): its nibble order is unspecified, so it is not
+  // mapped onto kiln f4_e2m1.
   EXPECT_NE(StError(St(R"({"x":{"dtype":"F4","shape":[2],"data_offsets":[0,1]}})", 1))
                 .find("dtype \"F4\" is not supported"),
             std::string::npos);

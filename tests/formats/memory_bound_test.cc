@@ -159,49 +159,41 @@ std::uint64_t WriteSparseGguf(const std::string& path, bool tensors) {
   return kSize;
 }
 
+// Converts `in` (of `size` bytes) twice: with the default limits (refused at
+// the metadata limit, with `refusal` on stderr) and with the entry limit
+// raised (every entry read and checked, 200 printed, `report` on stderr).
+// Both runs stay under the bound.
+void ConvertBothWays(const TempDir& tmp, const std::string& in, std::uint64_t size,
+                     const std::string& refusal, const std::string& report) {
+  const Peak refused = RunMeasured(tmp, {"convert", in, tmp / "out.klnt"});
+  EXPECT_EQ(refused.status, 1) << refused.err;
+  EXPECT_NE(refused.err.find(refusal), std::string::npos) << refused.err;
+  EXPECT_LE(refused.rss_bytes, Bound(size));
+  const Peak read =
+      RunMeasured(tmp, {"convert", in, tmp / "out.klnt", "--max-metadata-entries", "100000000"});
+  EXPECT_EQ(read.status, 0) << read.err.substr(0, 2000);
+  EXPECT_NE(read.err.find(report), std::string::npos) << read.err.substr(0, 2000);
+  EXPECT_LE(read.rss_bytes, Bound(size)) << "input " << size;
+  std::printf("%s: %llu bytes, peak RSS %llu (refused), %llu (read)\n", in.c_str(),
+              static_cast<unsigned long long>(size),
+              static_cast<unsigned long long>(refused.rss_bytes),
+              static_cast<unsigned long long>(read.rss_bytes));
+}
+
 TEST(MemoryBound, GgufOfTinyMetadataEntries) {
   TempDir tmp;
   const std::uint64_t size = WriteTinyMetadataGguf(tmp / "in.gguf");
   ASSERT_GE(size, 30'000'000u);
-  // Default limits: refused at the header (65,536 entries at most).
-  const Peak refused = RunMeasured(tmp, {"convert", tmp / "in.gguf", tmp / "out.klnt"});
-  EXPECT_EQ(refused.status, 1) << refused.err;
-  EXPECT_NE(refused.err.find("exceeds the limit of 65536 entries"), std::string::npos)
-      << refused.err;
-  EXPECT_LE(refused.rss_bytes, Bound(size));
-  // Limits raised: every pair is read and checked, 200 are printed.
-  const Peak read = RunMeasured(
-      tmp, {"convert", tmp / "in.gguf", tmp / "out.klnt", "--max-metadata-entries", "100000000"});
-  EXPECT_EQ(read.status, 0) << read.err.substr(0, 2000);
-  EXPECT_NE(read.err.find("1764706 entries not carried over"), std::string::npos)
-      << read.err.substr(0, 2000);
-  EXPECT_NE(read.err.find("... and 1764506 more"), std::string::npos);
-  EXPECT_LE(read.rss_bytes, Bound(size)) << "input " << size;
-  std::printf("gguf of %llu bytes: peak RSS %llu (refused), %llu (read)\n",
-              static_cast<unsigned long long>(size),
-              static_cast<unsigned long long>(refused.rss_bytes),
-              static_cast<unsigned long long>(read.rss_bytes));
+  ConvertBothWays(tmp, tmp / "in.gguf", size, "exceeds the limit of 65536 entries",
+                  "1764706 entries not carried over");
 }
 
 TEST(MemoryBound, SafetensorsOfTinyMetadataEntries) {
   TempDir tmp;
   const std::uint64_t size = WriteTinyMetadataSafetensors(tmp / "in.safetensors");
   ASSERT_GE(size, 28'000'000u);
-  const Peak refused = RunMeasured(tmp, {"convert", tmp / "in.safetensors", tmp / "out.klnt"});
-  EXPECT_EQ(refused.status, 1) << refused.err;
-  EXPECT_NE(refused.err.find("more than the limit of 65536 entries"), std::string::npos)
-      << refused.err;
-  EXPECT_LE(refused.rss_bytes, Bound(size));
-  const Peak read = RunMeasured(tmp, {"convert", tmp / "in.safetensors", tmp / "out.klnt",
-                                      "--max-metadata-entries", "100000000"});
-  EXPECT_EQ(read.status, 0) << read.err.substr(0, 2000);
-  EXPECT_NE(read.err.find("2800001 entries not carried over"), std::string::npos)
-      << read.err.substr(0, 2000);
-  EXPECT_LE(read.rss_bytes, Bound(size)) << "input " << size;
-  std::printf("safetensors of %llu bytes: peak RSS %llu (refused), %llu (read)\n",
-              static_cast<unsigned long long>(size),
-              static_cast<unsigned long long>(refused.rss_bytes),
-              static_cast<unsigned long long>(read.rss_bytes));
+  ConvertBothWays(tmp, tmp / "in.safetensors", size, "more than the limit of 65536 entries",
+                  "2800001 entries not carried over");
 }
 
 // Before: std::bad_alloc and abort (exit 134) from reserving count entries.

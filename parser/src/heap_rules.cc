@@ -6,8 +6,8 @@
 
 #include "absl/strings/escaping.h"
 
-#include "rules.h"
 #include "primitives.h"
+#include "rules.h"
 
 namespace kiln::internal {
 namespace {

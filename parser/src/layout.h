@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <span>
 
-#include "primitives.h"
 #include "kiln/directory.h"
+#include "primitives.h"
 
 namespace kiln::internal {
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/base/escape.h"
 #include "kiln/directory.h"
 
 namespace kiln::cli {
@@ -59,11 +60,6 @@ struct StreamVerdict {
 // kiln to safetensors, GGUF to kiln.
 [[nodiscard]] int RunConvert(const std::vector<std::string>& args, std::ostream& out,
                              std::ostream& err);
-
-// Text that is safe to print on a terminal: C0 and C1 control characters and
-// DEL become \xNN (or \u00NN for C1), so a hostile tensor name cannot move
-// the cursor or recolour the screen.
-[[nodiscard]] std::string Printable(std::string_view text);
 
 }  // namespace kiln::cli
 

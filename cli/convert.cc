@@ -2,6 +2,7 @@
 #include "convert.h"
 
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "commands.h"
@@ -13,15 +14,21 @@ namespace {
 enum class Format { kUnknown, kKiln, kSafetensors, kGguf };
 
 constexpr std::string_view kConvertUsage =
-    "usage: kiln convert IN OUT [--from FORMAT] [--to FORMAT] [--max-tensors N]\n"
-    "                          [--max-block-bytes N] [--max-name-bytes N]\n"
+    "usage: kiln convert IN OUT [--from FORMAT] [--to FORMAT] [limits]\n"
     "  FORMAT is kiln, safetensors or gguf; by default the extension (.klnt, .safetensors,\n"
     "  .gguf) tells. Conversions: safetensors -> kiln, kiln -> safetensors, gguf -> kiln.\n"
-    "  --max-*: limits on a kiln IN (LIMIT H7 past them), as for kiln validate.\n";
+    "  limits: --max-tensors N (default and most 65535), --max-block-bytes N (none; K, M,\n"
+    "  G, T suffixes): a larger input or block is refused (exit 1); for safetensors and\n"
+    "  gguf inputs also --max-metadata-entries N (65536), --max-header-bytes N\n"
+    "  (100000000); for a kiln input also --max-name-bytes N, as for kiln validate.\n";
 
 // Entries listed in the metadata report; the rest are counted.
 constexpr std::size_t kMaxReported = 200;
 constexpr std::size_t kMaxShown = 80;
+
+const std::vector<std::string> kLimitFlags = {"--max-tensors", "--max-metadata-entries",
+                                              "--max-header-bytes", "--max-block-bytes",
+                                              "--max-name-bytes"};
 
 int ConvertUsage(std::ostream& err, const std::string& why) {
   err << "kiln convert: " << why << "\n" << kConvertUsage;
@@ -45,48 +52,39 @@ Format OfPath(std::string_view path) {
   return ext == "safetensors" || ext == "gguf" ? Named(ext) : Format::kUnknown;
 }
 
-// At most `max` bytes, cut before a UTF-8 continuation byte, "..." marking a cut.
-std::string Shorten(std::string_view s, std::size_t max) {
-  if (s.size() <= max) return std::string(s);
-  std::size_t n = max;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return std::string(s.substr(0, n)) + "...";
-}
-
 }  // namespace
 
-void ReportDroppedMetadata(const std::vector<std::pair<std::string, std::string>>& entries,
-                           std::ostream& err) {
-  if (entries.empty()) return;
+void ReportDroppedMetadata(std::uint64_t count, const MetadataWalk& walk, std::ostream& err) {
+  if (count == 0) return;
   err << absl::StrFormat("kiln convert: kiln has no place for metadata: %d %s not carried over:\n",
-                         entries.size(), entries.size() == 1 ? "entry" : "entries");
-  for (std::size_t i = 0; i < entries.size() && i < kMaxReported; ++i) {
-    err << "  " << Printable(Shorten(entries[i].first, kMaxShown)) << "="
-        << Printable(Shorten(entries[i].second, kMaxShown)) << "\n";
-  }
-  if (entries.size() > kMaxReported) {
-    err << absl::StrFormat("  ... and %d more\n", entries.size() - kMaxReported);
-  }
+                         count, count == 1 ? "entry" : "entries");
+  std::size_t shown = 0;
+  walk([&](std::string_view key, std::string_view value) {
+    err << "  " << base::Escape(key, kMaxShown) << "=" << base::Escape(value, kMaxShown) << "\n";
+    return ++shown < kMaxReported;
+  });
+  if (count > shown) err << absl::StrFormat("  ... and %d more\n", count - shown);
 }
 
 int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> paths;
   Format from = Format::kUnknown, to = Format::kUnknown;
-  Limits limits;
-  bool limited = false;
+  InputLimits limits;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    std::string why;
-    if (const FlagParse f = ParseLimitFlag(args, &i, &limits, &why); f != FlagParse::kNotALimit) {
-      if (f == FlagParse::kBadValue) return ConvertUsage(err, why);
-      limited = true;
-    } else if (a == "--from" || a == "--to") {
+    bool taken = false;
+    if (auto why = TakeLimitFlag(args, &i, kLimitFlags, &limits, &taken)) {
+      return ConvertUsage(err, *why);
+    }
+    if (taken) continue;
+    if (a == "--from" || a == "--to") {
       if (i + 1 == args.size()) return ConvertUsage(err, a + " needs a FORMAT");
       const Format f = Named(args[++i]);
-      if (f == Format::kUnknown) return ConvertUsage(err, "unknown format " + Printable(args[i]));
+      if (f == Format::kUnknown)
+        return ConvertUsage(err, "unknown format " + base::Escape(args[i]));
       (a == "--from" ? from : to) = f;
     } else if (a.size() > 1 && a[0] == '-') {
-      return ConvertUsage(err, "unknown option " + Printable(a));
+      return ConvertUsage(err, "unknown option " + base::Escape(a));
     } else {
       paths.push_back(a);
     }
@@ -96,18 +94,17 @@ int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (to == Format::kUnknown) to = OfPath(paths[1]);
   if (from == Format::kUnknown || to == Format::kUnknown) {
     return ConvertUsage(err, "cannot tell the format of " +
-                                 Printable(from == Format::kUnknown ? paths[0] : paths[1]) +
+                                 base::Escape(from == Format::kUnknown ? paths[0] : paths[1]) +
                                  " from its extension: give --from or --to");
   }
-  if (limited && from != Format::kKiln) {
-    return ConvertUsage(err, "--max-* apply to a kiln input only");
-  }
   if (from == Format::kSafetensors && to == Format::kKiln) {
-    return SafetensorsToKiln(paths[0], paths[1], out, err);
+    return SafetensorsToKiln(paths[0], paths[1], limits, out, err);
   }
-  if (from == Format::kGguf && to == Format::kKiln) return GgufToKiln(paths[0], paths[1], out, err);
+  if (from == Format::kGguf && to == Format::kKiln) {
+    return GgufToKiln(paths[0], paths[1], limits, out, err);
+  }
   if (from == Format::kKiln && to == Format::kSafetensors) {
-    return KilnToSafetensors(paths[0], paths[1], limits, out, err);
+    return KilnToSafetensors(paths[0], paths[1], limits.kiln, out, err);
   }
   return ConvertUsage(err, "this conversion is not supported");
 }

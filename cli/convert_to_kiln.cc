@@ -17,9 +17,29 @@ struct Item {
   std::span<const std::uint8_t> data;  // into the mapped input
 };
 
+// The kiln request for a GGUF tensor: a plain type maps to its dtype; a
+// quantised one becomes an opaque tensor with layout "ggml.<type name in
+// lower case>" (e.g. "ggml.q4_k") and block_size the ggml block size.
+TensorRequest GgufRequest(const formats::GgufTensor& tensor) {
+  TensorRequest r;
+  r.name = tensor.name;
+  r.shape = tensor.shape;
+  if (tensor.type->dtype) {
+    r.dtype = *tensor.type->dtype;
+    return r;
+  }
+  r.dtype = Dtype::kOpaque;
+  r.layout = "ggml.";
+  for (const char c : tensor.type->name) {
+    r.layout += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  r.block_size = tensor.type->block_size;
+  return r;
+}
+
 // Writes the tensors as a Kiln block; an exit code.
 int WriteKiln(const std::vector<Item>& items, const std::string& out, std::string_view from,
-              std::ostream& log, std::ostream& err) {
+              const InputLimits& limits, std::ostream& log, std::ostream& err) {
   std::uint64_t total = 0;
   for (const Item& item : items) total += item.data.size();  // all in one mapped file
   Progress progress(err, "kiln convert", total);
@@ -28,16 +48,17 @@ int WriteKiln(const std::vector<Item>& items, const std::string& out, std::strin
     const Result<std::uint32_t> added =
         writer.Add(item.request, SourcePayload(item.data, 0, &progress));
     if (!added.ok()) {
-      err << "kiln convert: tensor \"" << Printable(item.request.name.substr(0, 200))
+      err << "kiln convert: tensor \"" << base::Escape(item.request.name.substr(0, 200))
           << "\" cannot be stored in kiln: " << added.error().ToString() << "\n";
       return kExitInvalid;
     }
   }
+  if (const auto code = CheckBlockLength(writer, limits, "kiln convert", err)) return *code;
   const int code = WriteBlockFile(writer, out, "kiln convert", true, err);
   progress.Finish();
   if (code == kExitOk) {
     log << absl::StrFormat("converted %d tensors from %s to kiln: %s\n", items.size(), from,
-                           Printable(out));
+                           base::Escape(out));
   }
   return code;
 }
@@ -45,24 +66,30 @@ int WriteKiln(const std::vector<Item>& items, const std::string& out, std::strin
 // Maps `in`; reports and returns an exit code when it cannot.
 std::optional<int> Open(const MappedFile& file, const std::string& in, std::ostream& err) {
   if (file.ok()) return std::nullopt;
-  err << "kiln convert: " << Printable(in) << ": " << file.error() << "\n";
+  err << "kiln convert: " << base::Escape(in) << ": " << file.error() << "\n";
   return kExitUsage;
 }
 
-int Invalid(const std::string& in, const std::string& message, std::ostream& err) {
-  err << "kiln convert: " << Printable(in) << ": " << message << "\n";
+int Invalid(const std::string& in, const formats::FormatError& error, std::ostream& err) {
+  err << "kiln convert: " << base::Escape(in) << ": " << error.ToString() << "\n";
   return kExitInvalid;
 }
 
 }  // namespace
 
-int SafetensorsToKiln(const std::string& in, const std::string& out, std::ostream& log,
-                      std::ostream& err) {
+int SafetensorsToKiln(const std::string& in, const std::string& out, const InputLimits& limits,
+                      std::ostream& log, std::ostream& err) {
   const MappedFile file(in);
   if (const auto code = Open(file, in, err)) return *code;
-  const formats::FormatResult<formats::SafetensorsFile> st = formats::ReadSafetensors(file.bytes());
-  if (!st.ok()) return Invalid(in, st.error().message, err);
-  ReportDroppedMetadata(st.value().metadata, err);
+  const formats::FormatResult<formats::SafetensorsFile> st =
+      formats::ReadSafetensors(file.bytes(), limits.reader);
+  if (!st.ok()) return Invalid(in, st.error(), err);
+  ReportDroppedMetadata(
+      st.value().metadata_count,
+      [&st](const MetadataVisitor& visit) {
+        formats::ForEachSafetensorsMetadata(st.value(), visit);
+      },
+      err);
   std::vector<Item> items;
   for (const formats::SafetensorsTensor& t : st.value().tensors) {
     Item item{{}, t.data};
@@ -71,25 +98,28 @@ int SafetensorsToKiln(const std::string& in, const std::string& out, std::ostrea
     item.request.shape = t.shape;
     items.push_back(std::move(item));
   }
-  return WriteKiln(items, out, "safetensors", log, err);
+  return WriteKiln(items, out, "safetensors", limits, log, err);
 }
 
-int GgufToKiln(const std::string& in, const std::string& out, std::ostream& log,
-               std::ostream& err) {
+int GgufToKiln(const std::string& in, const std::string& out, const InputLimits& limits,
+               std::ostream& log, std::ostream& err) {
   const MappedFile file(in);
   if (const auto code = Open(file, in, err)) return *code;
-  const formats::FormatResult<formats::GgufFile> gguf = formats::ReadGguf(file.bytes());
-  if (!gguf.ok()) return Invalid(in, gguf.error().message, err);
-  std::vector<std::pair<std::string, std::string>> metadata;
-  for (const formats::GgufKeyValue& kv : gguf.value().metadata) {
-    metadata.emplace_back(kv.key, formats::FormatGgufValue(kv));
-  }
-  ReportDroppedMetadata(metadata, err);
+  const formats::FormatResult<formats::GgufFile> gguf =
+      formats::ReadGguf(file.bytes(), limits.reader);
+  if (!gguf.ok()) return Invalid(in, gguf.error(), err);
+  // Only the entries the report prints are rendered.
+  const auto walk = [&gguf](const MetadataVisitor& visit) {
+    formats::ForEachGgufMetadata(gguf.value(), [&visit](const formats::GgufKeyValue& kv) {
+      return visit(kv.key, formats::FormatGgufValue(kv));
+    });
+  };
+  ReportDroppedMetadata(gguf.value().metadata_count, walk, err);
   std::vector<Item> items;
   for (const formats::GgufTensor& t : gguf.value().tensors) {
-    items.push_back({formats::KilnRequest(t), t.data});
+    items.push_back({GgufRequest(t), t.data});
   }
-  return WriteKiln(items, out, "gguf", log, err);
+  return WriteKiln(items, out, "gguf", limits, log, err);
 }
 
 }  // namespace kiln::cli

@@ -17,7 +17,7 @@ void ReportDroppedQuantisation(const Directory& dir, std::ostream& err) {
   std::vector<std::string> names;
   for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
     const Tensor t = dir.tensor(i);
-    if (t.quant.scheme != QuantScheme::kNone) names.push_back(Printable(t.name.substr(0, 80)));
+    if (t.quant.scheme != QuantScheme::kNone) names.push_back(base::Escape(t.name.substr(0, 80)));
   }
   if (names.empty()) return;
   err << absl::StrFormat(
@@ -34,14 +34,14 @@ int KilnToSafetensors(const std::string& in, const std::string& out, const Limit
                       std::ostream& log, std::ostream& err) {
   const MappedFile file(in);
   if (!file.ok()) {
-    err << "kiln convert: " << Printable(in) << ": " << file.error() << "\n";
+    err << "kiln convert: " << base::Escape(in) << ": " << file.error() << "\n";
     return kExitUsage;
   }
   ParseOptions options;
   options.limits = limits;
   const Result<Directory> parsed = Parse(file.bytes(), options);
   if (!parsed.ok()) {  // as kiln validate prints it
-    err << Printable(in) << ": " << parsed.error().ToString() << "\n";
+    err << base::Escape(in) << ": " << parsed.error().ToString() << "\n";
     return kExitInvalid;
   }
   const Directory& dir = parsed.value();
@@ -50,7 +50,7 @@ int KilnToSafetensors(const std::string& in, const std::string& out, const Limit
   for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
     tensors.push_back(dir.tensor(i));
     if (tensors.back().name.empty()) {
-      err << "kiln convert: " << Printable(in) << ": tensor " << i
+      err << "kiln convert: " << base::Escape(in) << ": tensor " << i
           << " has no name, and safetensors needs one\n";
       return kExitInvalid;
     }
@@ -60,7 +60,7 @@ int KilnToSafetensors(const std::string& in, const std::string& out, const Limit
   }
   const formats::FormatResult<std::string> header = formats::SafetensorsHeader(entries);
   if (!header.ok()) {
-    err << "kiln convert: " << Printable(in) << ": " << header.error().message << "\n";
+    err << "kiln convert: " << base::Escape(in) << ": " << header.error().message << "\n";
     return kExitInvalid;
   }
   ReportDroppedQuantisation(dir, err);
@@ -71,11 +71,11 @@ int KilnToSafetensors(const std::string& in, const std::string& out, const Limit
   for (const Tensor& t : tensors) WriteWithProgress(output, t.payload, &progress);
   progress.Finish();
   if (!output.Commit()) {
-    err << "kiln convert: " << Printable(out) << ": " << output.error() << "\n";
+    err << "kiln convert: " << base::Escape(out) << ": " << output.error() << "\n";
     return kExitUsage;
   }
   log << absl::StrFormat("converted %d tensors from kiln to safetensors: %s\n", tensors.size(),
-                         Printable(out));
+                         base::Escape(out));
   return kExitOk;
 }
 

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "kiln/base/escape.h"
 #include "output_file.h"
 #include "stream_input.h"
 
@@ -67,7 +68,7 @@ std::optional<int> ParseArgs(const std::vector<std::string>& args, IngestArgs* a
     } else if (f == FlagParse::kParsed) {
       continue;
     } else if (arg.starts_with("-") && arg != "-") {
-      return IngestUsage(err, "unknown option " + Printable(arg));
+      return IngestUsage(err, "unknown option " + base::Escape(arg));
     } else if (a->out.empty()) {
       a->out = arg;
     } else {
@@ -82,7 +83,7 @@ int Ingest(int fd, const IngestArgs& a, std::ostream& out, std::ostream& err) {
   const std::string source = a.from.empty() ? "-" : a.from;
   OutputFile file(a.out);
   if (!file.ok()) {
-    err << "kiln ingest: " << Printable(a.out) << ": " << file.error() << "\n";
+    err << "kiln ingest: " << base::Escape(a.out) << ": " << file.error() << "\n";
     return kExitUsage;
   }
   StreamValidator v({.mode = Mode::kWhole, .limits = a.limits});
@@ -98,23 +99,23 @@ int Ingest(int fd, const IngestArgs& a, std::ostream& out, std::ostream& err) {
   };
   const StreamOutcome o = ReadStream(fd, v, write, err, "kiln ingest");
   if (!file.ok()) {
-    err << "kiln ingest: " << Printable(a.out) << ": " << file.error() << "\n";
+    err << "kiln ingest: " << base::Escape(a.out) << ": " << file.error() << "\n";
     return kExitUsage;
   }
   if (!o.io_error.empty()) {
-    err << "kiln ingest: " << Printable(source) << ": " << o.io_error << "\n";
+    err << "kiln ingest: " << base::Escape(source) << ": " << o.io_error << "\n";
     return kExitUsage;
   }
   if (o.status == StreamStatus::kRejected) {
-    out << Printable(source) << ": " << v.error().ToString() << "\n";
+    out << base::Escape(source) << ": " << v.error().ToString() << "\n";
     return kExitInvalid;
   }
   if (!file.Commit()) {  // fsync, rename, fsync of the directory
-    err << "kiln ingest: " << Printable(a.out) << ": " << file.error() << "\n";
+    err << "kiln ingest: " << base::Escape(a.out) << ": " << file.error() << "\n";
     return kExitUsage;
   }
-  out << Printable(source) << ": ok, " << v.consumed() << " bytes, " << v.directory().tensor_count()
-      << " tensors -> " << Printable(a.out) << "\n";
+  out << base::Escape(source) << ": ok, " << v.consumed() << " bytes, "
+      << v.directory().tensor_count() << " tensors -> " << base::Escape(a.out) << "\n";
   return kExitOk;
 }
 
@@ -125,13 +126,13 @@ int RunIngest(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (const auto code = ParseArgs(args, &a, err)) return *code;
   struct stat st {};
   if (!a.force && ::lstat(a.out.c_str(), &st) == 0) {
-    err << "kiln ingest: " << Printable(a.out) << ": exists (use --force to replace it)\n";
+    err << "kiln ingest: " << base::Escape(a.out) << ": exists (use --force to replace it)\n";
     return kExitUsage;
   }
   if (a.from.empty() || a.from == "-") return Ingest(STDIN_FILENO, a, out, err);
   const int fd = ::open(a.from.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    err << "kiln ingest: " << Printable(a.from) << ": cannot open: " << std::strerror(errno)
+    err << "kiln ingest: " << base::Escape(a.from) << ": cannot open: " << std::strerror(errno)
         << "\n";
     return kExitUsage;
   }

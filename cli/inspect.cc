@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "commands.h"
 #include "json.h"
+#include "kiln/base/escape.h"
 #include "mapped_file.h"
 #include "report.h"
 
@@ -63,7 +64,7 @@ std::string Cell(std::string_view text) {
   if (text.empty()) return "-";
   std::size_t n = std::min(text.size(), 4 * kMaxColumn + 4);
   while (n < text.size() && n > 0 && IsContinuation(text[n])) --n;
-  std::string shown = Printable(text.substr(0, n));
+  std::string shown = base::Escape(text.substr(0, n));
   if (n == text.size() && Columns(shown) <= kMaxColumn) return shown;
   return std::string(FirstColumns(shown, kMaxColumn - kCutMarker.size())) + std::string(kCutMarker);
 }
@@ -148,44 +149,6 @@ void PrintJson(const std::string& path, const Directory& dir, std::ostream& out)
 
 }  // namespace
 
-std::string Printable(std::string_view text) {
-  // Invisible characters that reorder or hide text on a terminal: bidi
-  // embeddings, overrides and isolates, and the direction marks.
-  struct Hidden {
-    std::string_view utf8;
-    unsigned code_point;
-  };
-  static constexpr Hidden kHidden[] = {{"\u061c", 0x061c}, {"\u200e", 0x200e}, {"\u200f", 0x200f},
-                                       {"\u202a", 0x202a}, {"\u202b", 0x202b}, {"\u202c", 0x202c},
-                                       {"\u202d", 0x202d}, {"\u202e", 0x202e}, {"\u2066", 0x2066},
-                                       {"\u2067", 0x2067}, {"\u2068", 0x2068}, {"\u2069", 0x2069}};
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
-    if (c < 0x20 || c == 0x7f) {
-      absl::StrAppendFormat(&out, "\\x%02x", c);
-      continue;
-    }
-    if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // C1 control, U+0080..U+009F
-      absl::StrAppendFormat(&out, "\\u%04x", next);
-      ++i;
-      continue;
-    }
-    bool hidden = false;
-    for (const Hidden& h : kHidden) {
-      if (text.substr(i, h.utf8.size()) == h.utf8) {
-        absl::StrAppendFormat(&out, "\\u%04x", h.code_point);
-        i += h.utf8.size() - 1;
-        hidden = true;
-        break;
-      }
-    }
-    if (!hidden) out += text[i];
-  }
-  return out;
-}
-
 int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
   if (options.files.size() != 1) {
     err << "kiln inspect: expects exactly one FILE\n";
@@ -194,7 +157,7 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
   const std::string& path = options.files.front();
   const MappedFile file(path);
   if (!file.ok()) {
-    err << "kiln: " << Printable(path) << ": " << file.error() << "\n";
+    err << "kiln: " << base::Escape(path) << ": " << file.error() << "\n";
     return kExitUsage;
   }
   const Result<Directory> r = Parse(file.bytes(), options.parse);
@@ -202,14 +165,14 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
     if (options.json) {
       out << "{\"file\": " << JsonString(path) << ", " << ErrorFields(r.error()) << "}\n";
     } else {
-      out << Printable(path) << ": " << r.error().ToString() << "\n";
+      out << base::Escape(path) << ": " << r.error().ToString() << "\n";
     }
     return FinishReport(out, err, "kiln inspect", kExitInvalid);
   }
   if (options.json) {
     PrintJson(path, r.value(), out);
   } else {
-    out << Printable(path) << ": ok\n";
+    out << base::Escape(path) << ": ok\n";
     PrintTable(r.value(), out);
   }
   return FinishReport(out, err, "kiln inspect", kExitOk);

@@ -19,7 +19,7 @@ constexpr std::string_view kUsage = R"(usage:
                                     as the bytes arrive
   kiln inspect [options] FILE       print the header and the tensor table
   kiln rules [--markdown]           print the rule table
-  kiln pack OUT.klnt NAME=FILE.npy...
+  kiln pack [--max-tensors N] [--max-block-bytes N] OUT.klnt NAME=FILE.npy...
                                     one tensor per NumPy file, in order
   kiln unpack [--force] [--max-*] IN.klnt DIR
                                     one .npy (or raw .bin) per tensor and
@@ -34,7 +34,9 @@ constexpr std::string_view kUsage = R"(usage:
   kiln convert IN OUT [--from FORMAT] [--to FORMAT]
                                     safetensors -> kiln, kiln -> safetensors,
                                     gguf -> kiln; FORMAT: kiln, safetensors,
-                                    gguf (default: from the extension)
+                                    gguf (default: from the extension);
+                                    limits: --max-tensors N, --max-metadata-entries N,
+                                    --max-header-bytes N, --max-block-bytes N
   kiln --help | --version
 
 options:

@@ -35,13 +35,13 @@ int WriteBlockFile(const BlockWriter& writer, const std::string& path, std::stri
                    bool input_fault, std::ostream& err) {
   OutputFile file(path);
   if (!file.ok()) {
-    err << who << ": " << Printable(path) << ": " << file.error() << "\n";
+    err << who << ": " << base::Escape(path) << ": " << file.error() << "\n";
     return kExitUsage;
   }
   const Result<std::uint64_t> n =
       writer.WriteTo([&](std::span<const std::uint8_t> b) { return file.Write(b); });
   if (!file.ok()) {
-    err << who << ": " << Printable(path) << ": " << file.error() << "\n";
+    err << who << ": " << base::Escape(path) << ": " << file.error() << "\n";
     return kExitUsage;
   }
   if (!n.ok()) {
@@ -49,7 +49,7 @@ int WriteBlockFile(const BlockWriter& writer, const std::string& path, std::stri
     return input_fault ? kExitInvalid : kExitUsage;
   }
   if (!file.Commit()) {
-    err << who << ": " << Printable(path) << ": " << file.error() << "\n";
+    err << who << ": " << base::Escape(path) << ": " << file.error() << "\n";
     return kExitUsage;
   }
   return kExitOk;

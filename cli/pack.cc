@@ -8,6 +8,7 @@
 #include "mapped_file.h"
 #include "output_file.h"
 #include "progress.h"
+#include "reader_limits.h"
 #include "report.h"
 
 namespace kiln::cli {
@@ -21,7 +22,8 @@ struct Input {
 };
 
 int PackUsage(std::ostream& err, const std::string& why) {
-  err << "kiln pack: " << why << "\nusage: kiln pack OUT.klnt NAME=FILE.npy...\n";
+  err << "kiln pack: " << why
+      << "\nusage: kiln pack [--max-tensors N] [--max-block-bytes N] OUT.klnt NAME=FILE.npy...\n";
   return kExitUsage;
 }
 
@@ -29,18 +31,18 @@ int PackUsage(std::ostream& err, const std::string& why) {
 std::optional<int> Load(const std::string& arg, Input* in, std::ostream& err) {
   const std::size_t eq = arg.find('=');
   if (eq == std::string::npos || eq == 0) {
-    return PackUsage(err, "argument \"" + Printable(arg) + "\" is not NAME=FILE.npy");
+    return PackUsage(err, "argument \"" + base::Escape(arg) + "\" is not NAME=FILE.npy");
   }
   in->name = arg.substr(0, eq);
   in->path = arg.substr(eq + 1);
   in->file = std::make_unique<MappedFile>(in->path);
   if (!in->file->ok()) {
-    err << "kiln pack: " << Printable(in->path) << ": " << in->file->error() << "\n";
+    err << "kiln pack: " << base::Escape(in->path) << ": " << in->file->error() << "\n";
     return kExitUsage;
   }
   formats::FormatResult<formats::NpyArray> a = formats::ReadNpy(in->file->bytes());
   if (!a.ok()) {
-    err << "kiln pack: " << Printable(in->path) << ": " << a.error().message << "\n";
+    err << "kiln pack: " << base::Escape(in->path) << ": " << a.error().ToString() << "\n";
     return kExitInvalid;
   }
   in->array = std::move(a).value();
@@ -49,9 +51,24 @@ std::optional<int> Load(const std::string& arg, Input* in, std::ostream& err) {
 
 }  // namespace
 
-int RunPack(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int RunPack(const std::vector<std::string>& all_args, std::ostream& out, std::ostream& err) {
+  InputLimits limits;
+  std::vector<std::string> args;
+  for (std::size_t i = 0; i < all_args.size(); ++i) {
+    bool taken = false;
+    if (auto why =
+            TakeLimitFlag(all_args, &i, {"--max-tensors", "--max-block-bytes"}, &limits, &taken)) {
+      return PackUsage(err, *why);
+    }
+    if (!taken) args.push_back(all_args[i]);
+  }
   if (args.empty() || args[0].starts_with("-")) return PackUsage(err, "missing OUT.klnt");
   if (args.size() < 2) return PackUsage(err, "no NAME=FILE.npy given");
+  if (args.size() - 1 > limits.reader.max_tensors) {
+    err << absl::StrFormat("kiln pack: LIMIT H7: %d tensors, more than --max-tensors %d\n",
+                           args.size() - 1, limits.reader.max_tensors);
+    return kExitInvalid;
+  }
   std::vector<Input> inputs(args.size() - 1);
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -68,15 +85,16 @@ int RunPack(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const Result<std::uint32_t> added =
         writer.Add(r, SourcePayload(in.array.data, in.array.swap_width, &progress));
     if (!added.ok()) {  // the name, from the command line, breaks a rule
-      err << "kiln pack: tensor \"" << Printable(in.name) << "\": " << added.error().ToString()
+      err << "kiln pack: tensor \"" << base::Escape(in.name) << "\": " << added.error().ToString()
           << "\n";
       return kExitUsage;
     }
   }
+  if (const auto code = CheckBlockLength(writer, limits, "kiln pack", err)) return *code;
   const int code = WriteBlockFile(writer, args[0], "kiln pack", false, err);
   progress.Finish();
   if (code == kExitOk) {
-    out << absl::StrFormat("packed %d tensors into %s\n", inputs.size(), Printable(args[0]));
+    out << absl::StrFormat("packed %d tensors into %s\n", inputs.size(), base::Escape(args[0]));
   }
   return FinishReport(out, err, "kiln pack", code);
 }

@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "commands.h"
 #include "flags.h"
+#include "kiln/base/escape.h"
 #include "kiln/directory.h"
 #include "kiln/formats/npy.h"
 #include "mapped_file.h"
@@ -120,7 +121,7 @@ std::string WriteNew(int dirfd, const std::string& name, std::span<const std::ui
 // Writes every tensor and the index into the staging directory; an exit code.
 int WriteOutputs(const Directory& dir, int dirfd, const std::string& dir_path, std::ostream& err) {
   auto failed = [&](const std::string& e) {
-    err << "kiln unpack: " << Printable(dir_path) << ": cannot write " << Printable(e)
+    err << "kiln unpack: " << base::Escape(dir_path) << ": cannot write " << base::Escape(e)
         << "; nothing changed\n";
     return kExitUsage;
   };
@@ -155,7 +156,7 @@ bool TargetAllowed(const std::string& target, bool replace, std::ostream& err) {
     case TargetState::kError:
       break;
   }
-  err << "kiln unpack: " << Printable(target) << ": " << why << "\n";
+  err << "kiln unpack: " << base::Escape(target) << ": " << why << "\n";
   return false;
 }
 
@@ -188,7 +189,7 @@ std::optional<int> ParseArgs(const std::vector<std::string>& args, UnpackArgs* a
     } else if (f == FlagParse::kParsed) {
       continue;
     } else if (args[i].size() > 1 && args[i][0] == '-') {
-      return UnpackUsage(err, "unknown option " + Printable(args[i]));
+      return UnpackUsage(err, "unknown option " + base::Escape(args[i]));
     } else {
       a->paths.push_back(args[i]);
     }
@@ -208,27 +209,27 @@ int RunUnpack(const std::vector<std::string>& args, std::ostream& out, std::ostr
   const std::string& target = a.paths[1];
   const MappedFile file(in);
   if (!file.ok()) {
-    err << "kiln unpack: " << Printable(in) << ": " << file.error() << "\n";
+    err << "kiln unpack: " << base::Escape(in) << ": " << file.error() << "\n";
     return kExitUsage;
   }
   const Result<Directory> parsed = Parse(file.bytes(), a.parse);
   if (!parsed.ok()) {  // as kiln validate prints it
-    err << Printable(in) << ": " << parsed.error().ToString() << "\n";
+    err << base::Escape(in) << ": " << parsed.error().ToString() << "\n";
     return kExitInvalid;
   }
   if (!TargetAllowed(target, a.replace, err)) return kExitUsage;
   StagedDirectory staged(target);
   if (!staged.ok()) {
-    err << "kiln unpack: " << Printable(target) << ": " << Printable(staged.error()) << "\n";
+    err << "kiln unpack: " << base::Escape(target) << ": " << base::Escape(staged.error()) << "\n";
     return kExitUsage;
   }
   if (const int code = WriteOutputs(parsed.value(), staged.fd(), target, err)) return code;
   if (!staged.Commit(a.replace)) {
-    err << "kiln unpack: " << Printable(target) << ": " << Printable(staged.error()) << "\n";
+    err << "kiln unpack: " << base::Escape(target) << ": " << base::Escape(staged.error()) << "\n";
     return kExitUsage;
   }
   out << absl::StrFormat("unpacked %d tensors into %s\n", parsed.value().tensor_count(),
-                         Printable(target));
+                         base::Escape(target));
   return FinishReport(out, err, "kiln unpack", kExitOk);
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "json.h"
+#include "kiln/base/escape.h"
 #include "kiln/base/input_file.h"
 #include "mapped_file.h"
 #include "report.h"
@@ -25,7 +26,7 @@ StreamVerdict ValidateStream(int fd, const std::string& name, const Options& opt
   if (v.status() == StreamStatus::kNeedMore) {
     const StreamOutcome o = ReadStream(
         fd, v, [](std::span<const std::uint8_t>) { return true; }, err,
-        "kiln validate " + Printable(name));
+        "kiln validate " + base::Escape(name));
     if (!o.io_error.empty()) {
       verdict.io_error = o.io_error;
       return verdict;
@@ -121,16 +122,16 @@ int RunValidate(const Options& options, std::ostream& out, std::ostream& err) {
     std::string line;
     const StreamVerdict v = Validate(path, options, err);
     if (!v.io_error.empty()) {
-      err << "kiln: " << Printable(path) << ": " << v.io_error << "\n";
+      err << "kiln: " << base::Escape(path) << ": " << v.io_error << "\n";
       status = kExitUsage;
       line = absl::StrFormat(R"("ok": false, "io_error": %s)", JsonString(v.io_error));
     } else if (!v.error) {
       line = R"("ok": true)";
-      if (!options.json) out << Printable(path) << ": ok\n";
+      if (!options.json) out << base::Escape(path) << ": ok\n";
     } else {
       if (status == kExitOk) status = kExitInvalid;
       line = ErrorFields(*v.error);
-      if (!options.json) out << Printable(path) << ": " << v.error->ToString() << "\n";
+      if (!options.json) out << base::Escape(path) << ": " << v.error->ToString() << "\n";
     }
     if (options.json) {
       out << (first ? "\n  " : ",\n  ") << "{\"file\": " << JsonString(path) << ", " << line << "}";

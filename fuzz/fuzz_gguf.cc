@@ -1,5 +1,5 @@
 // libFuzzer target: the GGUF reader of `kiln convert` on hostile bytes,
-// including the metadata printer and the conversion to kiln requests.
+// including the metadata walk and printer.
 #include "alloc_guard.h"
 #include "format_readers.h"
 #include "kiln/formats/gguf.h"
@@ -9,16 +9,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto r = kiln_fuzz::WithinBudget(size, kiln_fuzz::kReaderBudget,
                                          [&] { return kiln::formats::ReadGguf(in); });
   if (!r.ok()) {
-    kiln_fuzz::Require(!r.error().message.empty());
+    kiln_fuzz::Require(!r.error().message.empty() && r.error().offset <= size);
     return 0;
   }
-  for (const auto& kv : r.value().metadata) {
+  std::uint64_t walked = 0;
+  kiln::formats::ForEachGgufMetadata(r.value(), [&](const kiln::formats::GgufKeyValue& kv) {
+    kiln_fuzz::RequireInside(kv.raw, in);
     kiln_fuzz::Require(kiln::formats::FormatGgufValue(kv).size() < 4096);
-  }
+    ++walked;
+    return true;
+  });
+  kiln_fuzz::Require(walked == r.value().metadata_count);
   for (const auto& t : r.value().tensors) {
     kiln_fuzz::RequireInside(t.data, in);
-    const kiln::TensorRequest req = kiln::formats::KilnRequest(t);
-    kiln_fuzz::Require(req.shape.size() <= 8);
+    kiln_fuzz::Require(t.shape.size() <= 8);
   }
   return 0;
 }

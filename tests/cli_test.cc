@@ -89,12 +89,13 @@ TEST(Cli, CallerLimitIsLimitH7) {
   EXPECT_NE(r.out.find("LIMIT H7 at byte 16"), std::string::npos) << r.out;
 }
 
-// Names are printed so that they cannot drive or disguise the terminal.
+// Names are printed so that they cannot drive or disguise the terminal
+// (base::Escape; every category in escape_test.cc).
 TEST(Cli, PrintableEscapesControlsAndBidi) {
-  EXPECT_EQ(cli::Printable("a\x1b[31mb"), "a\\x1b[31mb");
-  EXPECT_EQ(cli::Printable("x\xc2\x9by"), "x\\u009by");
-  EXPECT_EQ(cli::Printable("evil\u202egpj.exe"), "evil\\u202egpj.exe");
-  EXPECT_EQ(cli::Printable("caf\xc3\xa9 \xce\xb1"), "caf\xc3\xa9 \xce\xb1");
+  EXPECT_EQ(base::Escape("a\x1b[31mb"), "a\\x1b[31mb");
+  EXPECT_EQ(base::Escape("x\xc2\x9by"), "x\\u{009b}y");
+  EXPECT_EQ(base::Escape("evil\u202egpj.exe"), "evil\\u{202e}gpj.exe");
+  EXPECT_EQ(base::Escape("caf\xc3\xa9 \xce\xb1"), "caf\xc3\xa9 \xce\xb1");
 }
 
 // The command agrees with the manifest on every golden case, in one run.

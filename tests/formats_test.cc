@@ -141,7 +141,7 @@ TEST(Gguf, IndependentFileConvertsWithQuantisedTensorsIntact) {
        {"kiln has no place for metadata: 10 entries not carried over:\n",
         "  general.architecture=llama\n", "  general.alignment=64\n", "  test.i32=-5\n",
         "  test.f32=0.5\n", "  test.bool=true\n", "  test.u64=1099511627776\n",
-        "  test.tokens=[\"a\", \"b\", \"c\"]\n", "  test.nested=[[1, -2], [3]]\n"}) {
+        "  test.tokens=[\"a\", \"b\", \"c\"]\n", "  test.ints=[1, -2, 3]\n"}) {
     EXPECT_NE(r.err.find(line), std::string::npos) << line << " not in: " << r.err;
   }
 
@@ -225,6 +225,81 @@ TEST(Convert, KilnWithOpaqueTensorsHasNoSafetensorsDtype) {
   const Outcome r = Convert({tmp / "k.klnt", tmp / "o.safetensors"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("safetensors has no dtype for kiln's opaque"), std::string::npos) << r.err;
+}
+
+// The caller limits of convert and pack: past one, exit 1 and no output.
+TEST(Convert, LimitFlags) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_gguf.py", {tmp / "in.gguf", tmp / "data"}, &log), 0) << log;
+  const Outcome tensors = Convert({tmp / "in.gguf", tmp / "o.klnt", "--max-tensors", "2"});
+  EXPECT_EQ(tensors.status, 1);
+  EXPECT_NE(tensors.err.find("exceeds the limit of 2 tensors (at byte 8)"), std::string::npos)
+      << tensors.err;
+  const Outcome entries = Convert({tmp / "in.gguf", tmp / "o.klnt", "--max-metadata-entries", "9"});
+  EXPECT_EQ(entries.status, 1);
+  EXPECT_NE(entries.err.find("metadata_kv_count 10 exceeds the limit of 9"), std::string::npos)
+      << entries.err;
+  const Outcome header = Convert({tmp / "in.gguf", tmp / "o.klnt", "--max-header-bytes", "64"});
+  EXPECT_EQ(header.status, 1);
+  EXPECT_NE(header.err.find("header"), std::string::npos) << header.err;
+  const Outcome block = Convert({tmp / "in.gguf", tmp / "o.klnt", "--max-block-bytes", "100"});
+  EXPECT_EQ(block.status, 1);
+  EXPECT_NE(block.err.find("LIMIT H7: the block would be"), std::string::npos) << block.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "o.klnt"));
+  EXPECT_EQ(Convert({tmp / "in.gguf", tmp / "o.klnt", "--max-tensors", "x"}).status, 2);
+  EXPECT_EQ(Convert({tmp / "in.gguf", tmp / "o.klnt", "--max-tensors"}).status, 2);
+  EXPECT_EQ(Convert({tmp / "in.gguf", tmp / "o.klnt", "--max-tensors", "4"}).status, 0);
+
+  const std::vector<std::uint8_t> npy = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 70, 0};
+  std::string dict = "{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }";
+  dict.resize(69, ' ');
+  dict += '\n';
+  std::vector<std::uint8_t> file = npy;
+  file.insert(file.end(), dict.begin(), dict.end());
+  file.push_back(1);
+  file.push_back(2);
+  testing_formats::WriteBytes(tmp / "a.npy", file);
+  const Outcome many =
+      Pack({"--max-tensors", "1", tmp / "p.klnt", "a=" + (tmp / "a.npy"), "b=" + (tmp / "a.npy")});
+  EXPECT_EQ(many.status, 1);
+  EXPECT_NE(many.err.find("2 tensors, more than --max-tensors 1"), std::string::npos) << many.err;
+  const Outcome big = Pack({tmp / "p.klnt", "--max-block-bytes", "128", "a=" + (tmp / "a.npy")});
+  EXPECT_EQ(big.status, 1);
+  EXPECT_NE(big.err.find("LIMIT H7"), std::string::npos) << big.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "p.klnt"));
+  EXPECT_EQ(Pack({tmp / "p.klnt", "--max-block-bytes", "1000", "a=" + (tmp / "a.npy")}).status, 0);
+}
+
+// The metadata report and reader errors print untrusted text through the
+// one escaping function: C1, bidi, raw bytes and backslashes made visible.
+TEST(Convert, UntrustedTextIsEscapedInTheReportAndInErrors) {
+  TempDir tmp;
+  auto str = [](std::vector<std::uint8_t>* b, std::string_view s) {
+    for (int k = 0; k < 8; ++k) b->push_back(static_cast<std::uint8_t>(s.size() >> (8 * k)));
+    b->insert(b->end(), s.begin(), s.end());
+  };
+  std::vector<std::uint8_t> g = {'G', 'G', 'U', 'F', 3, 0, 0, 0};
+  for (const std::uint64_t count : {std::uint64_t{0}, std::uint64_t{1}}) {
+    for (int k = 0; k < 8; ++k) g.push_back(static_cast<std::uint8_t>(count >> (8 * k)));
+  }
+  str(&g, "evil\u202e\u200bkey\\");
+  g.insert(g.end(), {8, 0, 0, 0});
+  str(&g,
+      "v\xc2\x9b"
+      "1m\xff\x1b[2J");
+  testing_formats::WriteBytes(tmp / "m.gguf", g);
+  const Outcome r = Convert({tmp / "m.gguf", tmp / "o.klnt"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("  evil\\u{202e}\\u{200b}key\\\\=v\\u{009b}1m\\xff\\x1b[2J\n"),
+            std::string::npos)
+      << r.err;
+  g[16] = 2;  // two pairs claimed, one present: the error names the key escaped
+  g.insert(g.end(), {1, 0, 0, 0, 0, 0, 0, 0, 0xe2, 0x80, 0xae});
+  testing_formats::WriteBytes(tmp / "e.gguf", g);
+  const Outcome e = Convert({tmp / "e.gguf", tmp / "o.klnt"});
+  EXPECT_EQ(e.status, 1);
+  EXPECT_EQ(e.err.find("\xe2\x80\xae"), std::string::npos) << e.err;
 }
 
 TEST(Progress, ReportsPercentagesOnlyWhenEnabled) {

@@ -1,11 +1,14 @@
-// The bounded reader, fixed-offset loads, zero scans and checked arithmetic.
+// The shared primitives of base/ (used by the parser, the format readers
+// and the command): the bounded reader, fixed-offset loads, zero scans and
+// checked arithmetic.
 #include <limits>
+#include <vector>
 
-#include "bytes.h"
-#include "checked.h"
 #include "gtest/gtest.h"
+#include "kiln/base/bytes.h"
+#include "kiln/base/checked.h"
 
-namespace kiln::internal {
+namespace kiln::base {
 namespace {
 
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
@@ -89,5 +92,58 @@ TEST(Checked, CeilDivAndAlign) {
   EXPECT_EQ(AlignUp64(kMax - 64 - 62), kMax - 63);
 }
 
+// Each little-endian read either reads all its bytes and advances, or
+// changes nothing: a 1..N-1 byte tail never moves the cursor.
+TEST(ByteReader, LittleEndianReadsAdvanceOrChangeNothing) {
+  const std::uint8_t data[] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b};
+  ByteReader r{Bytes(data)};
+  std::uint16_t u16 = 0;
+  std::uint32_t u32 = 0;
+  std::uint64_t u64 = 0;
+  ASSERT_TRUE(r.ReadU16Le(&u16));
+  EXPECT_EQ(u16, 0x0201);
+  ASSERT_TRUE(r.ReadU64Le(&u64));
+  EXPECT_EQ(u64, 0x0a09080706050403ull);
+  EXPECT_EQ(r.position(), 10u);
+  EXPECT_FALSE(r.ReadU16Le(&u16));
+  EXPECT_FALSE(r.ReadU32Le(&u32));
+  EXPECT_FALSE(r.ReadU64Le(&u64));
+  EXPECT_EQ(u16, 0x0201);  // outputs untouched on failure
+  EXPECT_EQ(u64, 0x0a09080706050403ull);
+  EXPECT_EQ(r.position(), 10u);
+  ByteReader r2{Bytes(data).first(7)};
+  EXPECT_FALSE(r2.ReadU64Le(&u64));
+  ASSERT_TRUE(r2.ReadU32Le(&u32));
+  EXPECT_EQ(u32, 0x04030201u);
+  EXPECT_EQ(r2.remaining(), 3u);
+}
+
+// Lengths from a file are u64: one larger than what remains (or than
+// size_t) fails without being narrowed first.
+TEST(ByteReader, SixtyFourBitLengthsAreCheckedBeforeUse) {
+  const std::uint8_t data[] = {1, 2, 3};
+  ByteReader r{Bytes(data)};
+  Bytes out;
+  EXPECT_FALSE(r.ReadBytes64(std::uint64_t{1} << 63, &out));
+  EXPECT_FALSE(r.ReadBytes64(kMax, &out));
+  EXPECT_FALSE(r.Skip64(4));
+  EXPECT_EQ(r.position(), 0u);
+  ASSERT_TRUE(r.ReadBytes64(2, &out));
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_TRUE(r.Skip64(1));
+  EXPECT_EQ(r.remaining(), 0u);
+}
+
+TEST(Checked, ElementCount) {
+  const std::vector<std::uint64_t> scalar;
+  EXPECT_EQ(ElementCount(scalar), 1u);
+  const std::vector<std::uint64_t> max = {4294967295ull, 4294967297ull};
+  EXPECT_EQ(ElementCount(max), kMax);
+  const std::vector<std::uint64_t> over = {1ull << 32, 1ull << 32};
+  EXPECT_EQ(ElementCount(over), std::nullopt);
+  const std::vector<std::uint64_t> zero_among_huge = {kMax, kMax, 0};  // D5: zero wins
+  EXPECT_EQ(ElementCount(zero_among_huge), 0u);
+}
+
 }  // namespace
-}  // namespace kiln::internal
+}  // namespace kiln::base

@@ -2,10 +2,10 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "kiln/base/utf8.h"
 #include "kiln/utf8.h"
-#include "utf8.h"
 
-namespace kiln::internal {
+namespace kiln::base {
 namespace {
 
 struct Utf8Row {
@@ -75,4 +75,4 @@ TEST(Utf8Exhaustive, N4TwoByteSequences) {
 }
 
 }  // namespace
-}  // namespace kiln::internal
+}  // namespace kiln::base

@@ -1,33 +1,53 @@
 // Reading GGUF files.
 #include <algorithm>
-#include <numeric>
 #include <unordered_set>
 
 #include "absl/strings/str_format.h"
-#include "checked.h"
 #include "gguf_value.h"
+#include "kiln/base/bytes.h"
+#include "kiln/base/checked.h"
 #include "kiln/directory.h"
 #include "kiln/formats/gguf.h"
-#include "text.h"
+#include "reader_util.h"
 
 namespace kiln::formats {
 namespace {
 
-using internal::ByteReader;
+using base::AsText;
+using base::ByteReader;
 using internal::Quoted;
 
 // The fewest bytes a key/value pair and a tensor info can occupy: used to
-// bound the counts by the file size before anything is allocated.
+// bound the counts by the file size before anything is read.
 constexpr std::uint64_t kMinKeyValueBytes = 8 + 4 + 1;
 constexpr std::uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;
 
+// Reads a GGUF string (u64 length, bytes) as a view; false when it runs past
+// the end.
+bool ReadString(ByteReader& r, std::string_view* out) {
+  std::uint64_t n = 0;
+  base::Bytes b;
+  if (!r.ReadU64Le(&n) || !r.ReadBytes64(n, &b)) return false;
+  *out = AsText(b);
+  return true;
+}
+
+// The key of the pair that starts at `at` (validated earlier).
+std::string_view KeyAt(std::span<const std::uint8_t> file, std::uint32_t at) {
+  ByteReader r(file.subspan(at));
+  std::string_view key;
+  (void)ReadString(r, &key);
+  return key;
+}
+
 class GgufParser {
  public:
-  explicit GgufParser(std::span<const std::uint8_t> file) : file_(file), r_(file) {}
+  GgufParser(std::span<const std::uint8_t> file, const ReaderLimits& limits)
+      : file_(file), limits_(limits), r_(file) {}
 
   FormatResult<GgufFile> Parse() {
-    if (!Header() || !Metadata() || !Alignment() || !TensorInfos() || !Layout()) {
-      return FormatError{"gguf: " + error_};
+    if (!Header() || !Metadata() || !UniqueKeys() || !TensorInfos() || !Layout()) {
+      return FormatError{"gguf: " + error_, error_at_};
     }
     return std::move(out_);
   }
@@ -35,149 +55,211 @@ class GgufParser {
  private:
   template <typename... Args>
   bool Fail(const absl::FormatSpec<Args...>& format, const Args&... args) {
+    return FailAt(r_.position(), format, args...);
+  }
+  template <typename... Args>
+  bool FailAt(std::uint64_t at, const absl::FormatSpec<Args...>& format, const Args&... args) {
     error_ = absl::StrFormat(format, args...);
+    error_at_ = at;
     return false;
   }
 
-  bool String(std::string* out, std::string_view what) {
-    std::uint64_t n = 0;
-    if (!r_.Read(&n)) return Fail("the file ends inside the length of a %s", what);
-    const auto bytes = r_.Take(n);
-    if (!bytes) return Fail("a %s of %d bytes runs past the end of the file", what, n);
-    out->assign(internal::AsText(*bytes));
-    return true;
-  }
-
   bool Header() {
-    const auto magic = r_.Take(4);
-    if (!magic || internal::AsText(*magic) != "GGUF") return Fail("not a GGUF file (no magic)");
-    if (!r_.Read(&out_.version)) return Fail("the file ends inside the version");
+    base::Bytes magic;
+    if (!r_.ReadBytes(4, &magic) || AsText(magic) != "GGUF") {
+      return FailAt(0, "not a GGUF file (no magic)");
+    }
+    if (!r_.ReadU32Le(&out_.version)) return Fail("the file ends inside the version");
     if (out_.version == 0x02000000 || out_.version == 0x03000000) {
-      return Fail("big-endian GGUF files are not supported");
+      return FailAt(4, "big-endian GGUF files are not supported");
     }
     if (out_.version != 2 && out_.version != 3) {
-      return Fail("version %d is not supported (only 2 and 3)", out_.version);
+      return FailAt(4, "version %d is not supported (only 2 and 3)", out_.version);
     }
-    if (!r_.Read(&tensor_count_) || !r_.Read(&kv_count_)) {
+    if (!r_.ReadU64Le(&tensor_count_) || !r_.ReadU64Le(&kv_count_)) {
       return Fail("the file ends inside the header counts");
     }
+    return CountsFit() && CountsWithinLimits();
+  }
+
+  bool CountsFit() {
     if (kv_count_ > r_.remaining() / kMinKeyValueBytes) {
-      return Fail("metadata_kv_count %d cannot fit in the %d bytes that follow", kv_count_,
-                  r_.remaining());
+      return FailAt(16, "metadata_kv_count %d cannot fit in the %d bytes that follow", kv_count_,
+                    r_.remaining());
     }
     if (tensor_count_ > r_.remaining() / kMinTensorInfoBytes ||
         kv_count_ * kMinKeyValueBytes + tensor_count_ * kMinTensorInfoBytes > r_.remaining()) {
-      return Fail("tensor_count %d cannot fit in the %d bytes that follow", tensor_count_,
-                  r_.remaining());
+      return FailAt(8, "tensor_count %d cannot fit in the %d bytes that follow", tensor_count_,
+                    r_.remaining());
     }
     return true;
   }
 
-  bool Metadata() {
-    out_.metadata.reserve(static_cast<std::size_t>(kv_count_));
-    std::unordered_set<std::string> keys;
-    for (std::uint64_t i = 0; i < kv_count_; ++i) {
-      GgufKeyValue kv;
-      std::uint32_t type = 0;
-      if (!String(&kv.key, "metadata key")) return false;
-      if (!r_.Read(&type)) return Fail("the file ends inside the type of key %s", Quoted(kv.key));
-      const std::uint64_t start = r_.position();
-      std::string why;
-      if (!internal::SkipGgufValue(r_, type, 0, &why)) {
-        return Fail("metadata key %s: %s", Quoted(kv.key), why);
-      }
-      if (!keys.insert(kv.key).second) return Fail("metadata key %s repeats", Quoted(kv.key));
-      kv.type = static_cast<GgufType>(type);
-      kv.raw = file_.subspan(static_cast<std::size_t>(start),
-                             static_cast<std::size_t>(r_.position() - start));
-      out_.metadata.push_back(std::move(kv));
+  // Counts the caller's limits refuse, checked before any entry is read.
+  bool CountsWithinLimits() {
+    if (tensor_count_ > limits_.max_tensors) {
+      return FailAt(
+          8, "tensor_count %d exceeds the limit of %d tensors%s", tensor_count_,
+          limits_.max_tensors,
+          tensor_count_ > kMaxNamedKilnTensors ? " (a Kiln block names at most 65535)" : "");
     }
+    if (kv_count_ > limits_.max_metadata_entries) {
+      return FailAt(16, "metadata_kv_count %d exceeds the limit of %d entries", kv_count_,
+                    limits_.max_metadata_entries);
+    }
+    const std::uint64_t least = r_.position() + kv_count_ * kMinKeyValueBytes +
+                                tensor_count_ * kMinTensorInfoBytes;  // fits: bounded above
+    if (least > internal::HeaderLimit(limits_)) {
+      return FailAt(8,
+                    "%d key/value pairs and %d tensor infos need at least %d header bytes, more "
+                    "than the limit of %d",
+                    kv_count_, tensor_count_, least, internal::HeaderLimit(limits_));
+    }
+    return true;
+  }
+
+  bool WithinHeaderLimit() {
+    if (r_.position() <= internal::HeaderLimit(limits_)) return true;
+    return Fail("the header exceeds the limit of %d bytes", internal::HeaderLimit(limits_));
+  }
+
+  // Validates every pair, remembering where each starts (4 bytes per pair,
+  // only for pairs already read).
+  bool Metadata() {
+    const std::size_t begin = r_.position();
+    for (std::uint64_t i = 0; i < kv_count_; ++i) {
+      const auto at = static_cast<std::uint32_t>(r_.position());  // <= the header limit
+      std::string_view key;
+      std::uint32_t type = 0;
+      if (!ReadString(r_, &key)) return Fail("metadata key %d runs past the end of the file", i);
+      if (!r_.ReadU32Le(&type)) return Fail("the file ends inside the type of key %s", Quoted(key));
+      const std::size_t start = r_.position();
+      std::string why;
+      if (!internal::SkipGgufValue(r_, type, &why)) {
+        return FailAt(start, "metadata key %s: %s", Quoted(key), why);
+      }
+      if (!WithinHeaderLimit()) return false;
+      const GgufKeyValue kv{key, static_cast<GgufType>(type),
+                            file_.subspan(start, r_.position() - start)};
+      if (key == "general.alignment" && !Alignment(kv, start)) return false;
+      key_offsets_.push_back(at);
+    }
+    out_.metadata_count = kv_count_;
+    out_.metadata_bytes = file_.subspan(begin, r_.position() - begin);
+    return true;
+  }
+
+  // No key twice: the offsets sorted by key, neighbours compared.
+  bool UniqueKeys() {
+    const auto by_key = [this](std::uint32_t a, std::uint32_t b) {
+      return std::pair(KeyAt(file_, a), a) < std::pair(KeyAt(file_, b), b);
+    };
+    std::sort(key_offsets_.begin(), key_offsets_.end(), by_key);
+    for (std::size_t k = 1; k < key_offsets_.size(); ++k) {
+      if (KeyAt(file_, key_offsets_[k - 1]) == KeyAt(file_, key_offsets_[k])) {
+        return FailAt(key_offsets_[k], "metadata key %s repeats",
+                      Quoted(KeyAt(file_, key_offsets_[k])));
+      }
+    }
+    std::vector<std::uint32_t>().swap(key_offsets_);
     return true;
   }
 
   // general.alignment: a u32 power of two, 32 when absent (as llama.cpp reads it).
-  bool Alignment() {
-    for (const GgufKeyValue& kv : out_.metadata) {
-      if (kv.key != "general.alignment") continue;
-      std::uint32_t a = 0;
-      ByteReader r(kv.raw);
-      if (kv.type != GgufType::kU32 || !r.Read(&a)) {
-        return Fail("general.alignment is not a u32");
-      }
-      if (a == 0 || (a & (a - 1)) != 0)
-        return Fail("general.alignment %d is not a power of two", a);
-      out_.alignment = a;
+  bool Alignment(const GgufKeyValue& kv, std::size_t at) {
+    std::uint32_t a = 0;
+    ByteReader r(kv.raw);
+    if (kv.type != GgufType::kU32 || !r.ReadU32Le(&a)) {
+      return FailAt(at, "general.alignment is not a u32");
     }
+    if (a == 0 || (a & (a - 1)) != 0) {
+      return FailAt(at, "general.alignment %d is not a power of two", a);
+    }
+    out_.alignment = a;
     return true;
   }
 
   bool TensorInfos() {
-    out_.tensors.reserve(static_cast<std::size_t>(tensor_count_));
-    std::unordered_set<std::string> names;
+    std::unordered_set<std::string_view> names;
+    internal::NameBudget budget;
     for (std::uint64_t i = 0; i < tensor_count_; ++i) {
+      const std::size_t at = r_.position();
       GgufTensor t;
-      if (!String(&t.name, "tensor name") || !TensorInfo(&t)) return false;
-      if (!names.insert(t.name).second) return Fail("tensor name %s repeats", Quoted(t.name));
+      if (!ReadString(r_, &t.name)) return Fail("tensor name %d runs past the end of the file", i);
+      if (!budget.Add(t.name.size())) {
+        return FailAt(at,
+                      "tensor names reach %d bytes at tensor %s, more than a Kiln name heap "
+                      "can address (%d)",
+                      budget.used(), Quoted(t.name), kMaxKilnNameBytes);
+      }
+      if (!TensorInfo(&t, at) || !WithinHeaderLimit()) return false;
+      if (!names.insert(t.name).second) return FailAt(at, "tensor name %s repeats", Quoted(t.name));
       out_.tensors.push_back(std::move(t));
     }
     return true;
   }
 
-  bool TensorInfo(GgufTensor* t) {
+  bool TensorInfo(GgufTensor* t, std::size_t at) {
     const std::string name = Quoted(t->name);
     std::uint32_t n_dims = 0, type = 0;
-    if (!r_.Read(&n_dims)) return Fail("tensor %s: the file ends inside n_dims", name);
-    if (n_dims > kMaxRank) return Fail("tensor %s has %d dimensions, at most 8", name, n_dims);
+    if (!r_.ReadU32Le(&n_dims)) return Fail("tensor %s: the file ends inside n_dims", name);
+    if (n_dims > kMaxRank)
+      return FailAt(at, "tensor %s has %d dimensions, at most 8", name, n_dims);
     t->shape.resize(n_dims);
     for (std::uint32_t k = 0; k < n_dims; ++k) {  // ne[0] (innermost) lands last
       std::uint64_t& d = t->shape[n_dims - 1 - k];
-      if (!r_.Read(&d)) return Fail("tensor %s: the file ends inside its dimensions", name);
-      if (d > static_cast<std::uint64_t>(INT64_MAX)) {
-        return Fail("tensor %s: dimension %d exceeds 2^63-1", name, d);
+      const std::size_t dim_at = r_.position();
+      if (!r_.ReadU64Le(&d)) return Fail("tensor %s: the file ends inside its dimensions", name);
+      if (d > static_cast<std::uint64_t>(INT64_MAX)) {  // gguf.cpp reads int64 ne, refuses < 0
+        return FailAt(dim_at, "tensor %s: dimension %d exceeds 2^63-1 (negative as ggml's int64)",
+                      name, d);
       }
     }
-    if (!r_.Read(&type) || !r_.Read(&t->offset)) {
+    const std::size_t type_at = r_.position();
+    if (!r_.ReadU32Le(&type) || !r_.ReadU64Le(&t->offset)) {
       return Fail("tensor %s: the file ends inside its type and offset", name);
     }
     t->type = FindGgmlType(type);
-    if (t->type == nullptr) return Fail("tensor %s has unknown ggml type %d", name, type);
+    if (t->type == nullptr)
+      return FailAt(type_at, "tensor %s has unknown ggml type %d", name, type);
     const std::uint64_t row = n_dims == 0 ? 1 : t->shape.back();
     if (row % t->type->block_size != 0) {
-      return Fail("tensor %s: row length %d is not a multiple of the %s block size %d", name, row,
-                  t->type->name, t->type->block_size);
+      return FailAt(at, "tensor %s: row length %d is not a multiple of the %s block size %d", name,
+                    row, t->type->name, t->type->block_size);
     }
     if (t->offset % out_.alignment != 0) {
-      return Fail("tensor %s: offset %d is not a multiple of the alignment %d", name, t->offset,
-                  out_.alignment);
+      return FailAt(type_at + 4, "tensor %s: offset %d is not a multiple of the alignment %d", name,
+                    t->offset, out_.alignment);
     }
     return true;
   }
 
-  std::optional<std::uint64_t> ByteSize(const GgufTensor& t) {
-    const auto count = internal::ElementCount(t.shape);
+  static std::optional<std::uint64_t> ByteSize(const GgufTensor& t) {
+    const auto count = base::ElementCount(t.shape);
     if (!count) return std::nullopt;
-    return internal::Mul(*count / t.type->block_size, t.type->type_size);
+    return base::CheckedMul(*count / t.type->block_size, t.type->type_size);
   }
 
   // Each tensor's bytes inside the data section; no two overlap.
   bool Layout() {
     const std::uint64_t end = r_.position();
     const std::uint64_t a = out_.alignment;
-    const auto start = internal::Add(end, (a - end % a) % a);
+    const auto start = base::CheckedAdd(end, (a - end % a) % a);
     if (!start) return Fail("the data section's start exceeds 2^64-1");
     out_.data_start = *start;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // (begin, tensor index)
+    std::vector<std::pair<std::uint64_t, std::size_t>> ranges;  // (begin, tensor index)
     for (std::size_t i = 0; i < out_.tensors.size(); ++i) {
       GgufTensor& t = out_.tensors[i];
-      const auto size = ByteSize(t);
-      if (size == 0u) continue;  // no bytes, nothing to place
-      const auto begin = internal::Add(out_.data_start, t.offset);
-      const auto stop = begin && size ? internal::Add(*begin, *size) : std::nullopt;
+      const std::optional<std::uint64_t> size = ByteSize(t);  // nullopt: overflow
+      if (size.has_value() && *size == 0) continue;           // no bytes, nothing to place
+      const auto begin = base::CheckedAdd(out_.data_start, t.offset);
+      std::optional<std::uint64_t> stop;
+      if (begin.has_value() && size.has_value()) stop = base::CheckedAdd(*begin, *size);
       if (!stop || *stop > file_.size()) {
-        return Fail(
-            "tensor %s: its %s bytes at data offset %d lie past the end of the %d-byte "
-            "file",
-            Quoted(t.name), t.type->name, t.offset, file_.size());
+        return FailAt(begin ? std::min<std::uint64_t>(*begin, file_.size()) : file_.size(),
+                      "tensor %s: its %s bytes at data offset %d lie past the end of the %d-byte "
+                      "file",
+                      Quoted(t.name), t.type->name, t.offset, file_.size());
       }
       t.data = file_.subspan(static_cast<std::size_t>(*begin), static_cast<std::size_t>(*size));
       ranges.emplace_back(t.offset, i);
@@ -187,24 +269,44 @@ class GgufParser {
       const GgufTensor& prev = out_.tensors[ranges[k - 1].second];
       const GgufTensor& next = out_.tensors[ranges[k].second];
       if (prev.offset + prev.data.size() > next.offset) {
-        return Fail("tensors %s and %s overlap", Quoted(prev.name), Quoted(next.name));
+        return FailAt(out_.data_start + next.offset, "tensors %s and %s overlap", Quoted(prev.name),
+                      Quoted(next.name));
       }
     }
     return true;
   }
 
   std::span<const std::uint8_t> file_;
+  ReaderLimits limits_;
   ByteReader r_;
   std::string error_;
+  std::uint64_t error_at_ = 0;
   std::uint64_t tensor_count_ = 0;
   std::uint64_t kv_count_ = 0;
+  std::vector<std::uint32_t> key_offsets_;
   GgufFile out_;
 };
 
 }  // namespace
 
-FormatResult<GgufFile> ReadGguf(std::span<const std::uint8_t> file) {
-  return GgufParser(file).Parse();
+FormatResult<GgufFile> ReadGguf(std::span<const std::uint8_t> file, const ReaderLimits& limits) {
+  return GgufParser(file, limits).Parse();
+}
+
+void ForEachGgufMetadata(const GgufFile& file,
+                         const std::function<bool(const GgufKeyValue&)>& visit) {
+  ByteReader r(file.metadata_bytes);
+  for (std::uint64_t i = 0; i < file.metadata_count; ++i) {
+    GgufKeyValue kv;
+    std::uint32_t type = 0;
+    std::string why;
+    if (!ReadString(r, &kv.key) || !r.ReadU32Le(&type)) return;  // validated: cannot happen
+    const std::size_t start = r.position();
+    if (!internal::SkipGgufValue(r, type, &why)) return;
+    kv.type = static_cast<GgufType>(type);
+    kv.raw = file.metadata_bytes.subspan(start, r.position() - start);
+    if (!visit(kv)) return;
+  }
 }
 
 }  // namespace kiln::formats

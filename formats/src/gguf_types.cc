@@ -1,4 +1,5 @@
 // The ggml tensor types and their mapping to kiln.
+#include <algorithm>
 #include <array>
 
 #include "kiln/formats/gguf.h"
@@ -31,27 +32,9 @@ constexpr std::array<GgmlType, 32> kTypes = {{
 }  // namespace
 
 const GgmlType* FindGgmlType(std::uint32_t id) {
-  for (const GgmlType& t : kTypes) {
-    if (t.id == id) return &t;
-  }
-  return nullptr;
-}
-
-TensorRequest KilnRequest(const GgufTensor& tensor) {
-  TensorRequest r;
-  r.name = tensor.name;
-  r.shape = tensor.shape;
-  if (tensor.type->dtype) {
-    r.dtype = *tensor.type->dtype;
-    return r;
-  }
-  r.dtype = Dtype::kOpaque;
-  r.layout = "ggml.";
-  for (const char c : tensor.type->name) {
-    r.layout += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  }
-  r.block_size = tensor.type->block_size;
-  return r;
+  const auto* it =
+      std::find_if(kTypes.begin(), kTypes.end(), [id](const GgmlType& t) { return t.id == id; });
+  return it == kTypes.end() ? nullptr : it;
 }
 
 }  // namespace kiln::formats

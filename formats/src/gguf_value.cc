@@ -9,6 +9,9 @@ namespace kiln::formats {
 namespace internal {
 namespace {
 
+using base::AsText;
+using base::ByteReader;
+
 // Bytes of a fixed-width value; 0 for string and array.
 std::uint64_t FixedWidth(std::uint32_t type) {
   switch (static_cast<GgufType>(type)) {
@@ -39,11 +42,22 @@ std::uint64_t MinWidth(std::uint32_t type) {
   return FixedWidth(type);
 }
 
-bool SkipArray(ByteReader& r, int depth, std::string* error) {
+bool SkipString(ByteReader& r, std::string* error) {
+  std::uint64_t n = 0;
+  if (r.ReadU64Le(&n) && r.Skip64(n)) return true;
+  *error = "a string runs past the end of the file";
+  return false;
+}
+
+bool SkipArray(ByteReader& r, std::string* error) {
   std::uint32_t type = 0;
   std::uint64_t count = 0;
-  if (!r.Read(&type) || !r.Read(&count)) {
+  if (!r.ReadU32Le(&type) || !r.ReadU64Le(&count)) {
     *error = "the file ends inside an array header";
+    return false;
+  }
+  if (type == static_cast<std::uint32_t>(GgufType::kArray)) {
+    *error = "an array of arrays (ggml's gguf.cpp refuses nested arrays)";
     return false;
   }
   if (type > static_cast<std::uint32_t>(GgufType::kF64)) {
@@ -55,36 +69,27 @@ bool SkipArray(ByteReader& r, int depth, std::string* error) {
                              r.remaining());
     return false;
   }
-  if (const std::uint64_t w = FixedWidth(type)) return r.Take(count * w).has_value();
-  for (std::uint64_t i = 0; i < count; ++i) {
-    if (!SkipGgufValue(r, type, depth + 1, error)) return false;
+  if (const std::uint64_t w = FixedWidth(type)) return r.Skip64(count * w);
+  for (std::uint64_t i = 0; i < count; ++i) {  // strings: nothing else is left
+    if (!SkipString(r, error)) return false;
   }
   return true;
 }
 
 }  // namespace
 
-bool SkipGgufValue(ByteReader& r, std::uint32_t type, int depth, std::string* error) {
+bool SkipGgufValue(ByteReader& r, std::uint32_t type, std::string* error) {
   if (type > static_cast<std::uint32_t>(GgufType::kF64)) {
     *error = absl::StrFormat("unknown value type %d", type);
     return false;
   }
   if (const std::uint64_t w = FixedWidth(type)) {
-    if (r.Take(w)) return true;
+    if (r.Skip64(w)) return true;
     *error = "the file ends inside a value";
     return false;
   }
-  if (type == static_cast<std::uint32_t>(GgufType::kString)) {
-    std::uint64_t n = 0;
-    if (r.Read(&n) && r.Take(n)) return true;
-    *error = "a string runs past the end of the file";
-    return false;
-  }
-  if (depth >= kMaxGgufArrayDepth) {
-    *error = absl::StrFormat("arrays nested more than %d deep", kMaxGgufArrayDepth);
-    return false;
-  }
-  return SkipArray(r, depth, error);
+  if (type == static_cast<std::uint32_t>(GgufType::kString)) return SkipString(r, error);
+  return SkipArray(r, error);
 }
 
 namespace {
@@ -95,23 +100,29 @@ class Renderer {
   explicit Renderer(std::size_t max) : max_(max) {}
 
   // Returns false once the output is full.
-  bool Value(ByteReader& r, std::uint32_t type, bool quote) {
-    if (type == static_cast<std::uint32_t>(GgufType::kString)) {
-      std::uint64_t n = 0;
-      (void)r.Read(&n);
-      const std::string_view s = AsText(*r.Take(n));
-      if (!quote) return Put(s);
-      std::string quoted(1, '"');
-      quoted.append(s).push_back('"');
-      return Put(quoted);
-    }
+  bool Value(ByteReader& r, std::uint32_t type) {
     if (type == static_cast<std::uint32_t>(GgufType::kArray)) return Array(r);
-    return Put(Number(r, type));
+    return Scalar(r, type, false);
   }
 
   std::string Take() { return std::move(out_); }
 
  private:
+  // A string or a number (array elements are never arrays).
+  bool Scalar(ByteReader& r, std::uint32_t type, bool quote) {
+    if (type == static_cast<std::uint32_t>(GgufType::kString)) {
+      std::uint64_t n = 0;
+      base::Bytes b;
+      (void)r.ReadU64Le(&n);
+      (void)r.ReadBytes64(n, &b);
+      const std::string_view s = AsText(b);
+      // Only what fits is copied, however long the string.
+      if (!quote) return Put(s);
+      return Put("\"") && Put(s) && Put("\"");
+    }
+    return Put(Number(r, type));
+  }
+
   bool Put(std::string_view s) {
     if (out_.size() + s.size() <= max_) {
       out_ += s;
@@ -125,11 +136,11 @@ class Renderer {
   bool Array(ByteReader& r) {
     std::uint32_t type = 0;
     std::uint64_t count = 0;
-    (void)r.Read(&type);
-    (void)r.Read(&count);
+    (void)r.ReadU32Le(&type);
+    (void)r.ReadU64Le(&count);
     if (!Put("[")) return false;
     for (std::uint64_t i = 0; i < count; ++i) {
-      if ((i > 0 && !Put(", ")) || !Value(r, type, true)) {
+      if ((i > 0 && !Put(", ")) || !Scalar(r, type, true)) {
         out_ += absl::StrFormat(" (%d items)]", count);
         return false;
       }
@@ -142,7 +153,7 @@ class Renderer {
     const std::uint64_t w = FixedWidth(type);
     for (std::uint64_t k = 0; k < w; ++k) {
       std::uint8_t b = 0;
-      (void)r.Read(&b);
+      (void)r.ReadU8(&b);
       bits |= std::uint64_t{b} << (8 * k);
     }
     const auto sign = [&](int width) {  // sign-extends a `width`-bit value
@@ -184,9 +195,9 @@ class Renderer {
 }  // namespace internal
 
 std::string FormatGgufValue(const GgufKeyValue& kv, std::size_t max_chars) {
-  internal::ByteReader r(kv.raw);
+  base::ByteReader r(kv.raw);
   internal::Renderer out(max_chars);
-  (void)out.Value(r, static_cast<std::uint32_t>(kv.type), false);
+  (void)out.Value(r, static_cast<std::uint32_t>(kv.type));
   return out.Take();
 }
 

@@ -5,19 +5,16 @@
 #include <cstdint>
 #include <string>
 
-#include "checked.h"
+#include "kiln/base/bytes.h"
 #include "kiln/formats/gguf.h"
 
 namespace kiln::formats::internal {
 
-// Arrays of arrays may nest this deep; deeper is refused, so the walk's
-// recursion is bounded.
-inline constexpr int kMaxGgufArrayDepth = 8;
-
 // Advances `r` past one value of `type`, checking every length against the
 // bytes that remain (a count is compared with the smallest possible element
-// size before any element is read). On failure sets *error.
-[[nodiscard]] bool SkipGgufValue(ByteReader& r, std::uint32_t type, int depth, std::string* error);
+// size before any element is read). Arrays of arrays are refused, as ggml's
+// gguf.cpp refuses them, so nothing recurses. On failure sets *error.
+[[nodiscard]] bool SkipGgufValue(base::ByteReader& r, std::uint32_t type, std::string* error);
 
 }  // namespace kiln::formats::internal
 

@@ -54,10 +54,10 @@ bool JsonCursor::AtEnd() {
   return pos_ == s_.size();
 }
 
-bool JsonCursor::Fail(std::string why) {
+bool JsonCursor::FailAt(std::size_t at, std::string why) {
   if (error_.empty()) {
     error_ = std::move(why);
-    error_at_ = pos_;
+    error_at_ = at;
   }
   return false;
 }

@@ -8,12 +8,17 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace kiln::formats::internal {
 
 class JsonCursor {
  public:
-  explicit JsonCursor(std::string_view text) : s_(text) {}
+  explicit JsonCursor(std::string_view text, std::size_t pos = 0) : s_(text), pos_(pos) {}
+
+  [[nodiscard]] std::size_t position() const { return pos_; }
+  // Where the first failure happened.
+  [[nodiscard]] std::size_t error_position() const { return error_at_; }
 
   // Skips whitespace, then consumes `c` if it comes next.
   [[nodiscard]] bool Eat(char c);
@@ -27,7 +32,10 @@ class JsonCursor {
   [[nodiscard]] bool AtEnd();
 
   // Records why parsing stopped; returns false for `return Fail(...)`.
-  bool Fail(std::string why);
+  bool Fail(std::string why) { return FailAt(pos_, std::move(why)); }
+  // The same, for a failure found at an earlier position.
+  bool FailAt(std::size_t at, std::string why);
+  [[nodiscard]] std::string_view text() const { return s_; }
   // "byte N: why".
   [[nodiscard]] std::string Error() const;
 

@@ -7,10 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "checked.h"
+#include "kiln/base/bytes.h"
+#include "kiln/base/checked.h"
 #include "kiln/directory.h"
 #include "npy_header.h"
-#include "text.h"
+#include "reader_util.h"
 
 namespace kiln::formats {
 namespace {
@@ -78,93 +79,104 @@ bool FortranIsCOrder(std::span<const std::uint64_t> shape) {
 }
 
 // The header text: where it starts and how long it says it is.
-FormatResult<std::span<const std::uint8_t>> HeaderText(internal::ByteReader& r,
-                                                       std::uint8_t major) {
+FormatResult<std::span<const std::uint8_t>> HeaderText(base::ByteReader& r, std::uint8_t major) {
   std::uint64_t length = 0;
+  const std::uint64_t at = r.position();
   if (major == 1) {
     std::uint16_t n = 0;
-    if (!r.Read(&n)) return FormatError{"npy file ends inside the header length"};
+    if (!r.ReadU16Le(&n)) return FormatError{"npy file ends inside the header length", at};
     length = n;
   } else {
     std::uint32_t n = 0;
-    if (!r.Read(&n)) return FormatError{"npy file ends inside the header length"};
+    if (!r.ReadU32Le(&n)) return FormatError{"npy file ends inside the header length", at};
     length = n;
   }
   if (length > kMaxNpyHeaderBytes) {
     return FormatError{absl::StrFormat("npy header length %d exceeds the limit of %d bytes", length,
-                                       kMaxNpyHeaderBytes)};
+                                       kMaxNpyHeaderBytes),
+                       at};
   }
-  const auto text = r.Take(length);
-  if (!text) {
+  base::Bytes text;
+  if (!r.ReadBytes64(length, &text)) {
     return FormatError{absl::StrFormat("npy header of %d bytes is truncated: %d bytes present",
-                                       length, r.remaining())};
+                                       length, r.remaining()),
+                       at};
   }
-  return *text;
+  return text;
 }
 
-FormatResult<std::uint64_t> DataBytes(const NpyArray& a, unsigned size) {
-  const auto count = internal::ElementCount(a.shape);
+std::optional<std::string> DataBytesError(const NpyArray& a, unsigned size, std::uint64_t* bytes) {
+  const auto count = base::ElementCount(a.shape);
   if (!count) {
-    return FormatError{absl::StrFormat("npy shape (%s): element count exceeds 2^64-1",
-                                       absl::StrJoin(a.shape, ", "))};
+    return absl::StrFormat("npy shape (%s): element count exceeds 2^64-1",
+                           absl::StrJoin(a.shape, ", "));
   }
-  const auto bytes = internal::Mul(*count, size);
-  if (!bytes) {
-    return FormatError{absl::StrFormat("npy shape (%s) of %d-byte elements: size exceeds 2^64-1",
-                                       absl::StrJoin(a.shape, ", "), size)};
+  const auto n = base::CheckedMul(*count, size);
+  if (!n) {
+    return absl::StrFormat("npy shape (%s) of %d-byte elements: size exceeds 2^64-1",
+                           absl::StrJoin(a.shape, ", "), size);
   }
-  return *bytes;
+  *bytes = *n;
+  return std::nullopt;
 }
 
 }  // namespace
 
 FormatResult<NpyArray> ReadNpy(std::span<const std::uint8_t> file) {
-  internal::ByteReader r(file);
-  const auto magic = r.Take(kMagic.size());
-  if (!magic || internal::AsText(*magic) != kMagic) {
-    return FormatError{"not an npy file: the magic \\x93NUMPY is missing"};
+  base::ByteReader r(file);
+  base::Bytes magic;
+  if (!r.ReadBytes(kMagic.size(), &magic) || base::AsText(magic) != kMagic) {
+    return FormatError{"not an npy file: the magic \\x93NUMPY is missing", 0};
   }
   std::uint8_t major = 0, minor = 0;
-  if (!r.Read(&major) || !r.Read(&minor)) return FormatError{"npy file ends inside the version"};
+  if (!r.ReadU8(&major) || !r.ReadU8(&minor)) {
+    return FormatError{"npy file ends inside the version", r.position()};
+  }
   if (major < 1 || major > 3 || minor != 0) {
     return FormatError{
-        absl::StrFormat("npy format version %d.%d: only 1.0, 2.0 and 3.0 are read", major, minor)};
+        absl::StrFormat("npy format version %d.%d: only 1.0, 2.0 and 3.0 are read", major, minor),
+        6};
   }
   const auto text = HeaderText(r, major);
   if (!text.ok()) return text.error();
-  auto fields = internal::ParseNpyHeaderDict(internal::AsText(text.value()));
-  if (!fields.ok()) return fields.error();
+  const std::uint64_t dict_at = r.position() - text.value().size();
+  // Errors past this point concern the header dict; they point into it.
+  const auto fail = [dict_at](std::string message, std::uint64_t within = 0) {
+    return FormatError{std::move(message), dict_at + within};
+  };
+  auto fields = internal::ParseNpyHeaderDict(base::AsText(text.value()));
+  if (!fields.ok()) return fail(fields.error().message, fields.error().offset);
 
   NpyArray a;
   a.major_version = major;
   a.descr = std::move(fields.value().descr);
   a.shape = std::move(fields.value().shape);
   const auto type = LookUp(a.descr, &a.swap_width);
-  if (!type.ok()) return type.error();
+  if (!type.ok()) return fail(type.error().message);
   a.dtype = type.value()->dtype;
   if (fields.value().fortran_order && !FortranIsCOrder(a.shape)) {
-    return FormatError{
+    return fail(
         absl::StrFormat("npy array of shape (%s) is in Fortran order: not supported (save "
                         "numpy.ascontiguousarray(a) instead)",
-                        absl::StrJoin(a.shape, ", "))};
+                        absl::StrJoin(a.shape, ", ")));
   }
-  const auto bytes = DataBytes(a, type.value()->size);
-  if (!bytes.ok()) return bytes.error();
-  if (r.remaining() != bytes.value()) {
-    return FormatError{
-        absl::StrFormat("npy array needs %d data bytes, the file has %d after its "
-                        "header",
-                        bytes.value(), r.remaining())};
+  std::uint64_t bytes = 0;
+  if (auto why = DataBytesError(a, type.value()->size, &bytes)) return fail(*std::move(why));
+  if (r.remaining() != bytes) {
+    return FormatError{absl::StrFormat("npy array needs %d data bytes, the file has %d after its "
+                                       "header",
+                                       bytes, r.remaining()),
+                       r.position()};
   }
-  a.data = *r.Take(bytes.value());
+  (void)r.ReadBytes64(bytes, &a.data);
   return a;
 }
 
 std::optional<std::string_view> NpyDescr(Dtype dtype) {
-  for (const NpyType& t : kTypes) {
-    if (t.dtype == dtype) return t.descr;
-  }
-  return std::nullopt;
+  const auto* it = std::find_if(kTypes.begin(), kTypes.end(),
+                                [dtype](const NpyType& t) { return t.dtype == dtype; });
+  if (it == kTypes.end()) return std::nullopt;
+  return it->descr;
 }
 
 FormatResult<std::string> NpyHeader(Dtype dtype, std::span<const std::uint64_t> shape) {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "kiln/directory.h"
-#include "text.h"
+#include "reader_util.h"
 
 namespace kiln::formats::internal {
 namespace {
@@ -15,9 +15,11 @@ class DictParser {
 
   FormatResult<NpyHeaderFields> Parse() {
     NpyHeaderFields f;
-    if (!Dict(&f)) return FormatError{"npy header byte " + std::to_string(pos_) + ": " + error_};
+    if (!Dict(&f)) {
+      return FormatError{"npy header byte " + std::to_string(pos_) + ": " + error_, pos_};
+    }
     for (std::size_t k = 0; k < kKeys.size(); ++k) {
-      if (!seen_[k]) return FormatError{absl::StrFormat("npy header lacks '%s'", kKeys[k])};
+      if (!seen_[k]) return FormatError{absl::StrFormat("npy header lacks '%s'", kKeys[k]), 0};
     }
     return f;
   }

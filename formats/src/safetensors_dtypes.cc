@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <array>
 
 #include "kiln/formats/safetensors.h"
@@ -33,17 +34,17 @@ constexpr std::array<Name, 17> kNames = {{
 }  // namespace
 
 std::optional<Dtype> DtypeFromSafetensors(std::string_view name) {
-  for (const Name& n : kNames) {
-    if (n.name == name) return n.dtype;
-  }
-  return std::nullopt;
+  const auto* it =
+      std::find_if(kNames.begin(), kNames.end(), [name](const Name& n) { return n.name == name; });
+  if (it == kNames.end()) return std::nullopt;
+  return it->dtype;
 }
 
 std::optional<std::string_view> SafetensorsDtypeName(Dtype dtype) {
-  for (const Name& n : kNames) {
-    if (n.dtype == dtype) return n.name;
-  }
-  return std::nullopt;
+  const auto* it = std::find_if(kNames.begin(), kNames.end(),
+                                [dtype](const Name& n) { return n.dtype == dtype; });
+  if (it == kNames.end()) return std::nullopt;
+  return it->name;
 }
 
 }  // namespace kiln::formats

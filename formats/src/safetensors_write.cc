@@ -4,10 +4,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "checked.h"
+#include "kiln/base/checked.h"
 #include "kiln/formats/safetensors.h"
 #include "kiln/utf8.h"
-#include "text.h"
+#include "reader_util.h"
 
 namespace kiln::formats {
 namespace {
@@ -68,7 +68,7 @@ FormatResult<std::string> SafetensorsHeader(std::span<const SafetensorsEntry> te
           "tensor %s: not usable as a safetensors name (reserved, repeated or not UTF-8)",
           internal::Quoted(t.name))};
     }
-    const auto end = internal::Add(offset, t.byte_length);
+    const auto end = base::CheckedAdd(offset, t.byte_length);
     if (!end) return FormatError{"the tensors' total size exceeds 2^64-1"};
     absl::StrAppendFormat(&json, R"(%s%s:{"dtype":"%s","shape":[%s],"data_offsets":[%d,%d]})",
                           json.size() > 1 ? "," : "", JsonQuoted(t.name), *dtype,

@@ -3,7 +3,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "checked.h"
+#include "primitives.h"
 #include "rules.h"
 
 namespace kiln::internal {

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "checked.h"
 #include "kiln/directory.h"
 #include "layout.h"
+#include "primitives.h"
 #include "rules.h"
 
 namespace kiln {

@@ -1,7 +1,7 @@
 // Rules H1..H9 and L1: the header, the framing of the block, the padding.
 #include <string>
 
-#include "checked.h"
+#include "primitives.h"
 #include "rules.h"
 
 namespace kiln::internal {

@@ -6,8 +6,8 @@
 
 #include "absl/strings/escaping.h"
 
+#include "primitives.h"
 #include "rules.h"
-#include "utf8.h"
 
 namespace kiln::internal {
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <span>
 
-#include "bytes.h"
 #include "kiln/directory.h"
+#include "primitives.h"
 
 namespace kiln::internal {
 

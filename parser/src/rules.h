@@ -8,10 +8,10 @@
 #include <span>
 #include <string>
 
-#include "bytes.h"
 #include "fail.h"
 #include "kiln/directory.h"
 #include "layout.h"
+#include "primitives.h"
 #include "scratch.h"
 
 namespace kiln::internal {

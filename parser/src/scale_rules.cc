@@ -1,5 +1,5 @@
 // Rules Q5, Q6, Q7: a quantised tensor and the scale tensors it names.
-#include "checked.h"
+#include "primitives.h"
 #include "rules.h"
 
 namespace kiln::internal {

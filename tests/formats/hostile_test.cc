@@ -270,9 +270,18 @@ struct Gguf {
   Gguf& Zeros(std::size_t n) { return b.resize(b.size() + n, 0), *this; }
 };
 
-std::string GgufError(const Bytes& b) {
-  const auto r = ReadGguf(b);
+std::string GgufError(const Bytes& b, const ReaderLimits& limits = {}) {
+  const auto r = ReadGguf(b, limits);
   return r.ok() ? "(accepted)" : r.error().message;
+}
+
+std::vector<GgufKeyValue> Metadata(const GgufFile& f) {
+  std::vector<GgufKeyValue> out;
+  ForEachGgufMetadata(f, [&out](const GgufKeyValue& kv) {
+    out.push_back(kv);
+    return true;
+  });
+  return out;
 }
 
 TEST(GgufHostile, CountsAreBoundedByTheFileBeforeAllocation) {
@@ -292,11 +301,6 @@ TEST(GgufHostile, LengthsInsideMetadata) {
   Gguf long_array(3, 0, 1);
   long_array.Str("k").U32(9).U32(10).U64(std::uint64_t{1} << 61).Zeros(16);
   EXPECT_NE(GgufError(long_array.b).find("cannot fit"), std::string::npos);
-  Gguf deep(3, 0, 1);
-  deep.Str("k").U32(9);
-  for (int i = 0; i < 9; ++i) deep.U32(9).U64(1);
-  deep.U32(0).U64(1).Zeros(1);
-  EXPECT_NE(GgufError(deep.b).find("nested more than 8 deep"), std::string::npos);
   Gguf unknown(3, 0, 1);
   unknown.Str("k").U32(13).Zeros(8);
   EXPECT_NE(GgufError(unknown.b).find("unknown value type 13"), std::string::npos);
@@ -360,7 +364,8 @@ TEST(GgufHostile, EveryPrefixOfAValidFileIsRefused) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r.value().tensors[0].shape, (std::vector<std::uint64_t>{2, 32}));
   EXPECT_EQ(r.value().tensors[0].data.size(), 68u);
-  EXPECT_EQ(FormatGgufValue(r.value().metadata[1]), R"(["a", "bc"])");
+  ASSERT_EQ(r.value().metadata_count, 2u);
+  EXPECT_EQ(FormatGgufValue(Metadata(r.value())[1]), R"(["a", "bc"])");
   for (std::size_t n = 0; n < g.b.size(); ++n) {
     EXPECT_FALSE(ReadGguf(std::span(g.b).first(n)).ok()) << n;
   }
@@ -372,23 +377,208 @@ TEST(Gguf, LongValuesAreShortened) {
   for (std::uint32_t i = 0; i < 1000; ++i) g.U32(i);
   const auto r = ReadGguf(g.b);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  const std::string text = FormatGgufValue(r.value().metadata[0], 40);
+  const std::string text = FormatGgufValue(Metadata(r.value()).at(0), 40);
   EXPECT_LT(text.size(), 70u);
   EXPECT_NE(text.find("... (1000 items)]"), std::string::npos) << text;
 }
 
-TEST(Gguf, KilnRequestMapsTypes) {
-  GgufTensor t;
-  t.name = "w";
-  t.shape = {4, 256};
-  t.type = FindGgmlType(12);
-  const TensorRequest r = KilnRequest(t);
-  EXPECT_EQ(r.dtype, Dtype::kOpaque);
-  EXPECT_EQ(r.layout, "ggml.q4_k");
-  EXPECT_EQ(r.block_size, 256u);
-  t.type = FindGgmlType(30);
-  EXPECT_EQ(KilnRequest(t).dtype, Dtype::kBf16);
+// The type table (the mapping to kiln requests lives in the convert
+// command; tests/formats_test.cc checks it end to end).
+TEST(Gguf, TypeTable) {
+  ASSERT_NE(FindGgmlType(12), nullptr);
+  EXPECT_EQ(FindGgmlType(12)->name, "Q4_K");
+  EXPECT_EQ(FindGgmlType(12)->block_size, 256u);
+  EXPECT_EQ(FindGgmlType(12)->dtype, std::nullopt);
+  ASSERT_NE(FindGgmlType(30), nullptr);
+  EXPECT_EQ(FindGgmlType(30)->dtype, Dtype::kBf16);
   EXPECT_EQ(FindGgmlType(4), nullptr);  // Q4_2, removed from ggml
+}
+
+// ggml's gguf.cpp reads each dimension as an int64_t and refuses a negative
+// one; kiln reads u64 and refuses the same values, 2^63 and above.
+TEST(GgufFollowsGgml, DimensionsFrom2Pow63AreRefusedAsGgufCppRefusesNegativeNe) {
+  auto one = [](std::uint64_t d) { return Gguf(3, 1, 0).Info("w", {d}, 0, 0).Pad(32).Zeros(4).b; };
+  const std::string at_top = GgufError(one(std::uint64_t{1} << 63));
+  EXPECT_NE(at_top.find("dimension 9223372036854775808 exceeds 2^63-1"), std::string::npos)
+      << at_top;
+  const auto r = ReadGguf(one(std::uint64_t{1} << 63));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().offset, 24u + 8 + 1 + 4);  // the dimension's own bytes
+  // 2^63-1 passes this check (and fails later: its bytes are not there).
+  EXPECT_EQ(GgufError(one((std::uint64_t{1} << 63) - 1)).find("exceeds 2^63-1"), std::string::npos);
+}
+
+// gguf.cpp refuses arrays whose elements are arrays; so does kiln.
+TEST(GgufFollowsGgml, ArraysOfArraysAreRefusedAsGgufCppRefusesThem) {
+  Gguf nested(3, 0, 1);
+  nested.Str("k").U32(9).U32(9).U64(1).U32(0).U64(1).Zeros(1);
+  EXPECT_NE(GgufError(nested.b).find("an array of arrays"), std::string::npos);
+  Gguf empty_nested(3, 0, 1);  // even with no element
+  empty_nested.Str("k").U32(9).U32(9).U64(0);
+  EXPECT_NE(GgufError(empty_nested.b).find("an array of arrays"), std::string::npos);
+}
+
+// More tensors than a Kiln block can name: refused at the header, before
+// one tensor info is read.
+TEST(GgufLimits, TensorCountPastWhatKilnCanNameIsRefusedAtTheHeader) {
+  const Bytes b = Gguf(3, 65536, 0).Zeros(65536 * 24).b;
+  const auto r = ReadGguf(b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("tensor_count 65536 exceeds the limit of 65535 tensors (a Kiln "
+                                   "block names at most 65535)"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(r.error().offset, 8u);
+  ReaderLimits few;
+  few.max_tensors = 2;
+  EXPECT_NE(GgufError(Gguf(3, 3, 0).Zeros(3 * 24).b, few).find("exceeds the limit of 2 tensors"),
+            std::string::npos);
+}
+
+TEST(GgufLimits, MetadataEntriesAndHeaderBytes) {
+  Gguf two(3, 0, 2);
+  two.Str("a").U32(0).Zeros(1).Str("b").U32(0).Zeros(1);
+  ReaderLimits one;
+  one.max_metadata_entries = 1;
+  EXPECT_NE(GgufError(two.b, one).find("metadata_kv_count 2 exceeds the limit of 1 entries"),
+            std::string::npos);
+  EXPECT_EQ(GgufError(two.b), "(accepted)");
+  Gguf long_value(3, 0, 1);
+  long_value.Str("k").U32(8).Str(std::string(100, 'v'));
+  ReaderLimits small;
+  small.max_header_bytes = 100;
+  EXPECT_NE(GgufError(long_value.b, small).find("the header exceeds the limit of 100 bytes"),
+            std::string::npos);
+  small.max_header_bytes = 24 + 13 - 1;  // not even room for the smallest pair
+  EXPECT_NE(GgufError(long_value.b, small).find("more than the limit of 36"), std::string::npos);
+}
+
+// Names a Kiln heap cannot address stop the reader at the tensor that
+// crosses the line.
+TEST(GgufLimits, NamesPastWhatAKilnHeapAddresses) {
+  const std::string name(65535, 'n');
+  Gguf g(3, 2, 0);
+  g.Info(name, {1}, 0, 0).Info(name + "x", {1}, 0, 32).Pad(32).Zeros(64);
+  EXPECT_NE(GgufError(g.b).find("tensor names reach 131071 bytes"), std::string::npos);
+}
+
+// Repeated keys are found wherever they are; the error points at the later
+// occurrence.
+TEST(GgufHostile, RepeatedKeyFarApartAndItsOffset) {
+  Gguf g(3, 0, 4);
+  g.Str("k").U32(0).Zeros(1).Str("a").U32(0).Zeros(1).Str("b").U32(0).Zeros(1);
+  const std::size_t last = g.b.size();
+  g.Str("k").U32(0).Zeros(1);
+  const auto r = ReadGguf(g.b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("metadata key \"k\" repeats"), std::string::npos);
+  EXPECT_EQ(r.error().offset, last);
+}
+
+// ---------------------------------------------------------------- limits, safetensors
+
+std::string StError(const Bytes& b, const ReaderLimits& limits) {
+  const auto r = ReadSafetensors(b, limits);
+  return r.ok() ? "(accepted)" : r.error().message;
+}
+
+TEST(SafetensorsLimits, TensorsAndMetadataEntries) {
+  const Bytes three = St(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                         R"("b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},)"
+                         R"("c":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}})",
+                         3);
+  ReaderLimits two;
+  two.max_tensors = 2;
+  EXPECT_NE(StError(three, two).find("more than the limit of 2 tensors"), std::string::npos);
+  EXPECT_EQ(StError(three, {}), "(accepted)");
+  const Bytes meta = St(
+      R"({"__metadata__":{"a":"1","b":"2"},"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+      1);
+  ReaderLimits one;
+  one.max_metadata_entries = 1;
+  EXPECT_NE(StError(meta, one).find("more than the limit of 1 entries"), std::string::npos);
+  const auto r = ReadSafetensors(meta);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().metadata_count, 2u);
+  std::vector<std::string> seen;
+  ForEachSafetensorsMetadata(r.value(), [&seen](std::string_view k, std::string_view v) {
+    seen.push_back(std::string(k) + "=" + std::string(v));
+    return true;
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"a=1", "b=2"}));
+}
+
+// A Kiln block names at most 65535 tensors, in a heap that addresses at most
+// 131069 name bytes: a header past either stops the reader at the entry that
+// crosses the line, however many follow.
+TEST(SafetensorsLimits, MoreTensorsOrNamesThanKilnCanHoldStopTheReader) {
+  std::string json = "{";
+  for (int i = 0; i < 65536; ++i) {
+    json += (i > 0 ? ",\"" : "\"") + std::to_string(i) +
+            R"(":{"dtype":"U8","shape":[0],"data_offsets":[0,0]})";
+  }
+  json += "}";
+  const auto r = ReadSafetensors(St(json, 0));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("tensor names reach 131070 bytes at tensor \"28435\""),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_LT(r.error().offset, json.size() / 2);  // the rest is never read
+  ReaderLimits few;
+  few.max_tensors = 1000;
+  const auto limited = ReadSafetensors(St(json, 0), few);
+  ASSERT_FALSE(limited.ok());
+  EXPECT_NE(limited.error().message.find("more than the limit of 1000 tensors"), std::string::npos);
+  EXPECT_EQ(limited.error().offset, 8 + json.find("\"1000\""));
+}
+
+// Keys are compared decoded: "a" and "\u0061" are the same key.
+TEST(SafetensorsHostile, RepeatedMetadataKeyAfterDecodingAndItsOffset) {
+  const std::string json = R"({"__metadata__":{"a":"1","b":"2","\u0061":"3"},)"
+                           R"("x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
+  const auto r = ReadSafetensors(St(json, 1));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("metadata key \"a\" repeats"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(r.error().offset, 8 + json.find(R"("\u0061")"));
+}
+
+// Where the safetensors crate (0.6) is looser, kiln keeps refusing; each
+// decision is in the README's format notes.
+TEST(SafetensorsHostile, ReferenceDifferencesAreDeliberate) {
+  const std::string entry = R"("x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]})";
+  // The crate parses the header with serde_json, which skips leading
+  // whitespace; the format's README says the header starts with '{'.
+  EXPECT_NE(StError(St(" {" + entry + "}", 1)).find("does not start with '{'"), std::string::npos);
+  // The crate ignores unknown keys in an entry; kiln would drop them silently.
+  EXPECT_NE(StError(St(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"q":1}})", 1))
+                .find("unknown field \"q\""),
+            std::string::npos);
+  // A repeated "__metadata__": which one counts differs between JSON parsers.
+  EXPECT_NE(StError(St(R"({"__metadata__":{},"__metadata__":{},)" + entry + "}", 1))
+                .find("\"__metadata__\" repeats"),
+            std::string::npos);
+  // F4 (new in the crate 0.6): its nibble order is unspecified, so it is not
+  // mapped onto kiln f4_e2m1.
+  EXPECT_NE(StError(St(R"({"x":{"dtype":"F4","shape":[2],"data_offsets":[0,1]}})", 1))
+                .find("dtype \"F4\" is not supported"),
+            std::string::npos);
+}
+
+// Every reader error carries the offset where the reader stopped.
+TEST(AllReaders, ErrorsCarryTheirOffset) {
+  const auto st =
+      ReadSafetensors(St(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]} ?)", 1));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().offset, 8u + 53);
+  const auto gguf = ReadGguf(Gguf(3, 1, 0).Info("w", {32}, 99, 0).Pad(32).Zeros(18).b);
+  ASSERT_FALSE(gguf.ok());
+  EXPECT_EQ(gguf.error().offset, 24u + 9 + 4 + 8);  // the type field
+  EXPECT_NE(gguf.error().ToString().find("(at byte 45)"), std::string::npos);
+  const auto npy =
+      ReadNpy(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}\n", 8));
+  ASSERT_FALSE(npy.ok());
+  EXPECT_GT(npy.error().offset, 10u);
 }
 
 // ---------------------------------------------------------------- all three
@@ -452,14 +642,17 @@ TEST(AllReaders, MutatedFilesNeverCrash) {
 
   Gguf g(3, 2, 2);
   g.Str("name").U32(8).Str("tiny");
-  g.Str("list").U32(9).U32(9).U64(2).U32(4).U64(1).U32(5).U32(0).U64(0);
+  g.Str("list").U32(9).U32(4).U64(2).U32(5).U32(0);
   g.Info("q", {32, 2}, 8, 0).Info("f", {3}, 0, 96).Pad(32).Zeros(68).Pad(32).Zeros(12);
   ASSERT_TRUE(ReadGguf(g.b).ok());
   Mutate(
       g.b, [](const Bytes& b) { return ReadGguf(b); },
       [](const GgufFile& f, const Bytes& b) {
         for (const auto& t : f.tensors) EXPECT_TRUE(Inside(t.data, b));
-        for (const auto& kv : f.metadata) (void)FormatGgufValue(kv);
+        for (const auto& kv : Metadata(f)) {
+          EXPECT_TRUE(Inside(kv.raw, b));
+          (void)FormatGgufValue(kv);
+        }
       });
 }
 

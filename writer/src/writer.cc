@@ -4,9 +4,10 @@
 #include <algorithm>
 
 #include "absl/strings/escaping.h"
-#include "checked.h"
+#include "kiln/base/escape.h"
 #include "kiln/base/output_file.h"
 #include "kiln/utf8.h"
+#include "primitives.h"
 #include "rules.h"
 
 namespace kiln {
@@ -34,18 +35,8 @@ Error Relocate(Error e, std::uint32_t i) {
   return e;
 }
 
-std::string Quoted(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 64)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') {
-      out += absl::StrFormat("\\x%02x", u);
-    } else {
-      out += c;
-    }
-  }
-  return "\"" + out + (s.size() > 64 ? "...\"" : "\"");
-}
+// A name in a message: in quotes, escaped by the one escaping function.
+std::string Quoted(std::string_view s) { return "\"" + base::Escape(s, 64) + "\""; }
 
 // The fields of one descriptor, as the writer stores them.
 void EncodeDescriptor(std::span<std::uint8_t> d, const TensorRequest& r, std::uint16_t name_off,

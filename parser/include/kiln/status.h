@@ -71,25 +71,27 @@ struct Error {
   [[nodiscard]] std::string ToString() const;
 };
 
-// A value or the Error that prevented it. Cannot be ignored.
-template <typename T>
+// A value or the error (by default an Error) that prevented it. Cannot be
+// ignored. The format readers use it with their own error type.
+template <typename T, typename E = Error>
 class [[nodiscard]] Result {
  public:
-  // Implicit on purpose, so a function returns a value or an Error directly.
+  // Implicit on purpose, so a function returns a value or an error directly.
   // cppcheck-suppress noExplicitConstructor
   Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   // cppcheck-suppress noExplicitConstructor
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Result(E error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const { return v_.index() == 0; }
   // Precondition: ok(). Throws std::bad_variant_access otherwise.
   [[nodiscard]] const T& value() const& { return std::get<0>(v_); }
+  [[nodiscard]] T& value() & { return std::get<0>(v_); }
   [[nodiscard]] T&& value() && { return std::get<0>(std::move(v_)); }
   // Precondition: !ok(). Throws std::bad_variant_access otherwise.
-  [[nodiscard]] const Error& error() const { return std::get<1>(v_); }
+  [[nodiscard]] const E& error() const { return std::get<1>(v_); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
 }  // namespace kiln

@@ -1,10 +1,13 @@
 // GGUF files (versions 2 and 3, little-endian), as written by llama.cpp.
 //
-// Every count and length is bounded by the bytes that remain before anything
-// is allocated or read: a tensor_count of 2^40 in a small file is refused at
-// once. Metadata values are validated (nested arrays up to 8 deep) and kept
-// as views of their encoded bytes, so a 100,000-string vocabulary costs no
-// memory beyond the file; FormatGgufValue() renders one for a message.
+// Every count and length is bounded by the bytes that remain and by the
+// caller's ReaderLimits before anything is read: a tensor_count of 2^40 in a
+// small file, or more tensors than a Kiln block can name, is refused at once.
+// Nothing is allocated by a count from the file: lists grow only as entries
+// are read. Metadata values are validated (arrays of arrays are refused, as
+// ggml's gguf.cpp refuses them) and not kept: ForEachGgufMetadata() walks the
+// validated section again, and FormatGgufValue() renders one value, so a
+// million tiny entries cost no memory beyond the file.
 //
 // Tensors: at most 8 dimensions, names unique, a known ggml type, the
 // innermost dimension a multiple of the type's block size, the offset a
@@ -16,6 +19,7 @@
 #define KILN_FORMATS_GGUF_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,8 +27,8 @@
 #include <vector>
 
 #include "kiln/dtype.h"
+#include "kiln/formats/limits.h"
 #include "kiln/formats/result.h"
-#include "kiln/writer.h"
 
 namespace kiln::formats {
 
@@ -45,7 +49,7 @@ enum class GgufType : std::uint32_t {
 };
 
 struct GgufKeyValue {
-  std::string key;
+  std::string_view key;  // view into the file
   GgufType type = GgufType::kU8;
   // The value's encoded bytes (for an array: element type, count, elements).
   std::span<const std::uint8_t> raw;
@@ -65,7 +69,7 @@ struct GgmlType {
 [[nodiscard]] const GgmlType* FindGgmlType(std::uint32_t id);
 
 struct GgufTensor {
-  std::string name;
+  std::string_view name;  // view into the file
   const GgmlType* type = nullptr;
   std::vector<std::uint64_t> shape;  // row-major: ne reversed
   std::uint64_t offset = 0;          // relative to the data section
@@ -76,22 +80,25 @@ struct GgufFile {
   std::uint32_t version = 3;
   std::uint64_t alignment = 32;
   std::uint64_t data_start = 0;  // absolute offset of the data section
-  std::vector<GgufKeyValue> metadata;
+  std::uint64_t metadata_count = 0;
+  // The validated key/value section; ForEachGgufMetadata() walks it.
+  std::span<const std::uint8_t> metadata_bytes;
   std::vector<GgufTensor> tensors;  // in file order
 };
 
 // Reads a GGUF file held in memory. Views point into it.
-[[nodiscard]] FormatResult<GgufFile> ReadGguf(std::span<const std::uint8_t> file);
+[[nodiscard]] FormatResult<GgufFile> ReadGguf(std::span<const std::uint8_t> file,
+                                              const ReaderLimits& limits = {});
+
+// Calls `visit` with each key/value pair of a file ReadGguf accepted, in
+// file order, until it returns false. Allocates nothing.
+void ForEachGgufMetadata(const GgufFile& file,
+                         const std::function<bool(const GgufKeyValue&)>& visit);
 
 // The value as text: numbers in decimal, strings as they are (the caller
 // escapes them for a terminal), arrays as [a, b, ...]. Stops after about
 // `max_chars` characters and marks the cut with "..." and the element count.
 [[nodiscard]] std::string FormatGgufValue(const GgufKeyValue& kv, std::size_t max_chars = 80);
-
-// The kiln request for a tensor: a plain type maps to its dtype; a quantised
-// one becomes an opaque tensor with layout "ggml.<type name in lower case>"
-// (e.g. "ggml.q4_k") and block_size the ggml block size.
-[[nodiscard]] TensorRequest KilnRequest(const GgufTensor& tensor);
 
 }  // namespace kiln::formats
 

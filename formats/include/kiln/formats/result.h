@@ -1,38 +1,33 @@
 // The result of reading or writing a foreign format (NumPy, safetensors,
 // GGUF). These errors are not Kiln rule violations, so they carry no class or
-// rule id: only a message that names the field and the values it held.
+// rule id: a message that names the field and the values it held, and the
+// byte offset in the file where the reader stopped.
 #ifndef KILN_FORMATS_RESULT_H_
 #define KILN_FORMATS_RESULT_H_
 
+#include <cstdint>
 #include <string>
-#include <utility>
-#include <variant>
+
+#include "kiln/status.h"
 
 namespace kiln::formats {
 
 struct FormatError {
   std::string message;
+  // Offset, from the start of the file, of the field or byte the reader
+  // refused (for truncation: where the missing bytes start). 0 for errors of
+  // a writer, which has no input file.
+  std::uint64_t offset = 0;
+
+  // "message (at byte N)".
+  [[nodiscard]] std::string ToString() const {
+    return message + " (at byte " + std::to_string(offset) + ")";
+  }
 };
 
 // A value or the FormatError that prevented it. Cannot be ignored.
 template <typename T>
-class [[nodiscard]] FormatResult {
- public:
-  // Implicit on purpose, so a function returns a value or an error directly.
-  FormatResult(T value) : v_(std::move(value)) {}    // NOLINT(google-explicit-constructor)
-  FormatResult(FormatError e) : v_(std::move(e)) {}  // NOLINT(google-explicit-constructor)
-
-  [[nodiscard]] bool ok() const { return v_.index() == 0; }
-  // Precondition: ok(). Throws std::bad_variant_access otherwise.
-  [[nodiscard]] const T& value() const& { return std::get<0>(v_); }
-  [[nodiscard]] T& value() & { return std::get<0>(v_); }
-  [[nodiscard]] T&& value() && { return std::get<0>(std::move(v_)); }
-  // Precondition: !ok().
-  [[nodiscard]] const FormatError& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, FormatError> v_;
-};
+using FormatResult = Result<T, FormatError>;
 
 }  // namespace kiln::formats
 

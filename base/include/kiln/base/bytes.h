@@ -1,9 +1,9 @@
-// Bounded reads. Everything in the parser that touches the caller's bytes
-// goes through ByteReader (a cursor that refuses to read past the end and
-// leaves itself unchanged on failure) or through LoadLe on a fixed-size span
-// (whose bounds are checked at compile time).
-#ifndef KILN_SRC_BYTES_H_
-#define KILN_SRC_BYTES_H_
+// Bounded reads, shared by the parser and the format readers. Everything
+// that touches untrusted bytes goes through ByteReader (a cursor that refuses
+// to read past the end and leaves itself unchanged on failure) or through
+// LoadLe on a fixed-size span (whose bounds are checked at compile time).
+#ifndef KILN_BASE_BYTES_H_
+#define KILN_BASE_BYTES_H_
 
 #include <bit>
 #include <cstddef>
@@ -11,9 +11,10 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <type_traits>
 
-namespace kiln::internal {
+namespace kiln::base {
 
 using Bytes = std::span<const std::uint8_t>;
 
@@ -58,11 +59,20 @@ class ByteReader {
     *out = bytes_[pos_++];
     return true;
   }
+  [[nodiscard]] bool ReadU16Le(std::uint16_t* out) { return ReadLe(out); }
+  [[nodiscard]] bool ReadU32Le(std::uint32_t* out) { return ReadLe(out); }
+  [[nodiscard]] bool ReadU64Le(std::uint64_t* out) { return ReadLe(out); }
   [[nodiscard]] bool ReadBytes(std::size_t n, Bytes* out) {
     if (remaining() < n) return false;
     *out = bytes_.subspan(pos_, n);
     pos_ += n;
     return true;
+  }
+  // A u64 length from a file: fails (no change) when it exceeds what remains,
+  // so it never has to be narrowed before the check.
+  [[nodiscard]] bool ReadBytes64(std::uint64_t n, Bytes* out) {
+    if (n > remaining()) return false;
+    return ReadBytes(static_cast<std::size_t>(n), out);
   }
   // Reads exactly N bytes as a fixed-extent span, for LoadLe; nullopt (and
   // no change) when fewer remain.
@@ -77,8 +87,19 @@ class ByteReader {
     pos_ += n;
     return true;
   }
+  [[nodiscard]] bool Skip64(std::uint64_t n) {
+    return n <= remaining() && Skip(static_cast<std::size_t>(n));
+  }
 
  private:
+  template <typename T>
+  [[nodiscard]] bool ReadLe(T* out) {
+    const auto b = ReadFixed<sizeof(T)>();
+    if (!b) return false;
+    *out = LoadLe<T, 0>(*b);
+    return true;
+  }
+
   Bytes bytes_;
   std::size_t pos_ = 0;
 };
@@ -86,6 +107,11 @@ class ByteReader {
 // The index of the first nonzero byte, or nullopt when all are zero.
 [[nodiscard]] std::optional<std::size_t> FirstNonzero(Bytes bytes);
 
-}  // namespace kiln::internal
+// Bytes seen as text (no copy, no check).
+[[nodiscard]] inline std::string_view AsText(Bytes b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
 
-#endif  // KILN_SRC_BYTES_H_
+}  // namespace kiln::base
+
+#endif  // KILN_BASE_BYTES_H_

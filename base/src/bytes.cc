@@ -1,8 +1,8 @@
-#include "bytes.h"
+#include "kiln/base/bytes.h"
 
 #include <cstring>
 
-namespace kiln::internal {
+namespace kiln::base {
 
 std::optional<std::size_t> FirstNonzero(Bytes bytes) {
   // Eight bytes at a time while they are all zero, then byte by byte to find
@@ -19,4 +19,4 @@ std::optional<std::size_t> FirstNonzero(Bytes bytes) {
   return std::nullopt;
 }
 
-}  // namespace kiln::internal
+}  // namespace kiln::base

@@ -1,0 +1,54 @@
+// Checked u64 arithmetic, shared by the parser and the format readers. Every
+// shape product, size and range is computed with these; none of them can
+// wrap. Results are [[nodiscard]] optionals, so an overflow cannot be ignored.
+#ifndef KILN_BASE_CHECKED_H_
+#define KILN_BASE_CHECKED_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+namespace kiln::base {
+
+[[nodiscard]] constexpr std::optional<std::uint64_t> CheckedAdd(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+[[nodiscard]] constexpr std::optional<std::uint64_t> CheckedMul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+// ceil(a / b) for b > 0, without computing a + b - 1.
+[[nodiscard]] constexpr std::uint64_t CeilDiv(std::uint64_t a, std::uint64_t b) {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
+
+// a rounded up to a multiple of 64, or nullopt when that exceeds 2^64-1.
+[[nodiscard]] constexpr std::optional<std::uint64_t> AlignUp64(std::uint64_t a) {
+  const std::optional<std::uint64_t> r = CheckedAdd(a, 63);
+  if (!r) return std::nullopt;
+  return *r & ~std::uint64_t{63};
+}
+
+// The number of elements of a shape: 1 for rank 0, 0 when any dimension is 0
+// (however large the others, as Kiln rule D5 reads it), else the exact
+// product, or nullopt when it exceeds 2^64-1.
+[[nodiscard]] constexpr std::optional<std::uint64_t> ElementCount(
+    std::span<const std::uint64_t> shape) {
+  std::uint64_t n = 1;
+  bool overflow = false;
+  for (const std::uint64_t d : shape) {
+    if (d == 0) return 0;
+    if (__builtin_mul_overflow(n, d, &n)) overflow = true;
+  }
+  if (overflow) return std::nullopt;
+  return n;
+}
+
+}  // namespace kiln::base
+
+#endif  // KILN_BASE_CHECKED_H_

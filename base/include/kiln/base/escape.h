@@ -1,0 +1,33 @@
+// The one function that makes untrusted text (tensor names, metadata keys
+// and values, paths, anything a file or a command line supplies) safe and
+// unambiguous on a terminal, in an error message or in a report.
+#ifndef KILN_BASE_ESCAPE_H_
+#define KILN_BASE_ESCAPE_H_
+
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace kiln::base {
+
+inline constexpr std::size_t kNoCut = std::numeric_limits<std::size_t>::max();
+
+// `text` with everything that could drive, repaint, reorder or disguise a
+// terminal made visible, and the escape character itself escaped, so that
+// two different inputs never print the same:
+//   backslash              \\ (doubled)
+//   C0 controls, DEL       \xNN      (bytes 0x00..0x1F, 0x7F)
+//   bytes that are not well-formed UTF-8 (RFC 3629)   \xNN, one per byte
+//   C1 controls U+0080..U+009F, bidi controls (U+061C, U+200E, U+200F,
+//   U+202A..U+202E, U+2066..U+2069), zero-width characters (U+200B..U+200D,
+//   U+2060, U+FEFF), U+2028, U+2029 and tag characters U+E0000..U+E007F:
+//                          \u{NNNN}  (the code point in hex, 4 or 5 digits)
+// Every other well-formed character is copied unchanged. At most
+// `max_bytes` bytes of `text` are escaped (never cutting a character in
+// two); "..." marks a cut.
+[[nodiscard]] std::string Escape(std::string_view text, std::size_t max_bytes = kNoCut);
+
+}  // namespace kiln::base
+
+#endif  // KILN_BASE_ESCAPE_H_

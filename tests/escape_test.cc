@@ -1,0 +1,138 @@
+// base::Escape, the one escaping function for untrusted text: one row per
+// category it must make visible, and the text it must leave alone.
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kiln/base/escape.h"
+#include "kiln/base/utf8.h"
+
+namespace kiln::base {
+namespace {
+
+struct EscapeRow {
+  std::string label;
+  std::string in;
+  std::string want;
+};
+
+std::vector<EscapeRow> Rows() {
+  return {
+      // Left alone: printable ASCII, quotes, well-formed non-ASCII text.
+      {"Ascii", "model.layers.0.weight", "model.layers.0.weight"},
+      {"Quotes", "a\"b'c", "a\"b'c"},
+      {"LatinGreekCjkEmoji", "caf\xc3\xa9 \xce\xb1 \xe4\xb8\xad \xf0\x9f\x98\x80",
+       "caf\xc3\xa9 \xce\xb1 \xe4\xb8\xad \xf0\x9f\x98\x80"},
+      {"Nbsp",
+       "a\xc2\xa0"
+       "b",
+       "a\xc2\xa0"
+       "b"},
+      // The escape character itself.
+      {"Backslash", "a\\x41", "a\\\\x41"},
+      // C0 controls and DEL.
+      {"Escape", "a\x1b[31mb", "a\\x1b[31mb"},
+      {"Nul", std::string("a\0b", 3), "a\\x00b"},
+      {"TabNewlineCr", "\t\n\r", "\\x09\\x0a\\x0d"},
+      {"Del", "\x7f", "\\x7f"},
+      // C1 controls, U+0080..U+009F (U+009B is CSI).
+      {"C1First", "\xc2\x80", "\\u{0080}"},
+      {"C1Csi", "x\xc2\x9by", "x\\u{009b}y"},
+      {"C1Last", "\xc2\x9f", "\\u{009f}"},
+      // Bidi controls.
+      {"Rlo", "evil\xe2\x80\xaegpj.exe", "evil\\u{202e}gpj.exe"},
+      {"Lre", "\xe2\x80\xaa", "\\u{202a}"},
+      {"Isolates", "\xe2\x81\xa6\xe2\x81\xa9", "\\u{2066}\\u{2069}"},
+      {"LrmRlm", "\xe2\x80\x8e\xe2\x80\x8f", "\\u{200e}\\u{200f}"},
+      {"ArabicLetterMark", "\xd8\x9c", "\\u{061c}"},
+      // Zero-width characters.
+      {"Zwsp",
+       "a\xe2\x80\x8b"
+       "b",
+       "a\\u{200b}b"},
+      {"ZwnjZwj", "\xe2\x80\x8c\xe2\x80\x8d", "\\u{200c}\\u{200d}"},
+      {"WordJoiner", "\xe2\x81\xa0", "\\u{2060}"},
+      {"Bom",
+       "\xef\xbb\xbf"
+       "x",
+       "\\u{feff}x"},
+      // Line and paragraph separators.
+      {"LineSeparator", "\xe2\x80\xa8", "\\u{2028}"},
+      {"ParagraphSeparator", "\xe2\x80\xa9", "\\u{2029}"},
+      // Tag characters.
+      {"TagA", "\xf3\xa0\x81\x81", "\\u{e0041}"},
+      {"TagFirstLast", "\xf3\xa0\x80\x80\xf3\xa0\x81\xbf", "\\u{e0000}\\u{e007f}"},
+      {"AfterTags", "\xf3\xa0\x82\x80", "\xf3\xa0\x82\x80"},  // U+E0080 is not a tag
+      // Bytes that are not well-formed UTF-8, one \xNN each.
+      {"LoneContinuation",
+       "a\x80"
+       "b",
+       "a\\x80b"},
+      {"Overlong", "\xc0\xaf", "\\xc0\\xaf"},
+      {"Surrogate", "\xed\xa0\x80", "\\xed\\xa0\\x80"},
+      {"AboveMax", "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"},
+      {"TruncatedAtEnd", "a\xe2\x80", "a\\xe2\\x80"},
+      {"Ff", "\xff", "\\xff"},
+      // A raw C1 byte is not a C1 character: it is an invalid byte.
+      {"RawC1Byte", "\x9b", "\\x9b"},
+  };
+}
+
+class EscapeTest : public ::testing::TestWithParam<EscapeRow> {};
+
+TEST_P(EscapeTest, MakesItVisible) { EXPECT_EQ(Escape(GetParam().in), GetParam().want); }
+
+INSTANTIATE_TEST_SUITE_P(Categories, EscapeTest, ::testing::ValuesIn(Rows()),
+                         [](const auto& info) { return info.param.label; });
+
+// No two inputs print the same: the escape sequences themselves, typed as
+// text, come out with their backslash escaped.
+TEST(Escape, IsUnambiguous) {
+  EXPECT_NE(Escape("\x1b"), Escape("\\x1b"));
+  EXPECT_NE(Escape("\xc2\x9b"), Escape("\\u{009b}"));
+  EXPECT_NE(Escape("\xff"), Escape("\\xff"));
+}
+
+// Output contains no byte below 0x20, no DEL, and only well-formed UTF-8,
+// whatever the input (every 1- and 2-byte input).
+TEST(Escape, OutputIsAlwaysSafe) {
+  for (int a = 0; a < 256; ++a) {
+    for (int b = 0; b < 256; ++b) {
+      const std::string in = {static_cast<char>(a), static_cast<char>(b)};
+      const std::string out = Escape(in);
+      const Bytes bytes(reinterpret_cast<const std::uint8_t*>(out.data()), out.size());
+      ASSERT_FALSE(FirstInvalidUtf8(bytes).has_value()) << a << "," << b;
+      for (const char c : out) {
+        const auto u = static_cast<unsigned char>(c);
+        ASSERT_TRUE(u >= 0x20 && u != 0x7f) << a << "," << b;
+      }
+    }
+  }
+}
+
+// A cut keeps whole characters and says so.
+TEST(Escape, CutsAtCharacterBoundaries) {
+  EXPECT_EQ(Escape("abcdef", 3), "abc...");
+  EXPECT_EQ(Escape("abc", 3), "abc");
+  EXPECT_EQ(Escape("ab\xce\xb1", 3), "ab...");  // no half of alpha
+  EXPECT_EQ(Escape("ab\xce\xb1", 4), "ab\xce\xb1");
+  EXPECT_EQ(Escape("\x1b\x1b", 1), "\\x1b...");
+  EXPECT_EQ(Escape(std::string(1'000'000, 'x'), 80).size(), 83u);
+}
+
+TEST(DecodeUtf8At, CodePoints) {
+  const std::string s = "a\xc3\xa9\xe2\x80\xae\xf3\xa0\x81\x81";
+  const Bytes b(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+  const std::uint32_t want[] = {0x61, 0xe9, 0x202e, 0xe0041};
+  std::size_t i = 0;
+  for (const std::uint32_t cp : want) {
+    const auto d = DecodeUtf8At(b, i);
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(d->code_point, cp);
+    i += d->length;
+  }
+  EXPECT_EQ(i, s.size());
+}
+
+}  // namespace
+}  // namespace kiln::base

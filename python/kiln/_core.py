@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 import os
-from typing import Dict, List, Optional, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -40,16 +40,36 @@ def check_limit(name: str, value: Optional[int]) -> Optional[int]:
     return value
 
 
-def open_source(source: Source) -> memoryview:
-    """A byte view of the source: a path is mapped, a bytes-like object used as is."""
+def open_source(source: Source) -> Tuple[memoryview, object]:
+    """(bytes to parse, read-only exporter for the arrays).
+
+    A path is mapped (_kiln.Mapping); a bytes-like object is pinned
+    (_kiln.Pinned holds its buffer export while any array lives, so a
+    bytearray cannot be resized under a view).
+    """
     if isinstance(source, (bytes, bytearray, memoryview)):
         view = memoryview(source)
         if not view.c_contiguous:
             raise ValueError("the buffer must be C-contiguous")
-        return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+        if view.format != "B" or view.ndim != 1:
+            view = view.cast("B")
+        return view, _kiln.Pinned(view)
     if isinstance(source, (str, os.PathLike)):
-        return memoryview(_kiln.Mapping(os.fsencode(source)))
+        mapping = _kiln.Mapping(os.fsencode(source))
+        return memoryview(mapping), mapping
     raise TypeError(f"source must be a path or a bytes-like object, not {type(source).__name__}")
+
+
+def _check_numpy_can_hold(info: TensorInfo, itemsize: int) -> None:
+    """NumPy bounds the product of the nonzero dimensions times the item size
+    by its index type; a zero-element Kiln tensor may have dimensions up to
+    2^64-1 (see golden case ok-zero-dim-among-huge)."""
+    extent = itemsize
+    for d in info.shape:
+        extent *= max(d, 1)
+    if extent > _INTP_MAX:
+        raise ValueError(f"tensor {info.key!r}: shape {list(info.shape)} is more than NumPy can "
+                         f"index (nonzero dimensions x item size > {_INTP_MAX})")
 
 
 class Block:
@@ -61,8 +81,9 @@ class Block:
         limits = (check_limit("max_tensors", max_tensors),
                   check_limit("max_block_bytes", max_block_bytes),
                   check_limit("max_name_bytes", max_name_bytes))
-        self.view = open_source(source)
-        header, records = _kiln.parse(self.view, *limits, bool(prefix))
+        # A writable view is parsed with the GIL held (_kiln.parse).
+        view, self.exporter = open_source(source)
+        header, records = _kiln.parse(view, *limits, bool(prefix))
         self.header: dict = header
         self.infos: List[TensorInfo] = from_records(records)
         self.named = header["flags"] & 1 == 1
@@ -86,14 +107,12 @@ class Block:
         if info.dtype in NUMPY_DTYPES or info.dtype in RAW_WITH_SHAPE:
             dtype = NUMPY_DTYPES.get(info.dtype) or RAW_WITH_SHAPE[info.dtype]
             shape = info.shape
-            if any(d > _INTP_MAX for d in shape):
-                raise ValueError(f"tensor {info.key!r}: shape {list(shape)} has a dimension "
-                                 f"NumPy cannot index (more than {_INTP_MAX})")
+            _check_numpy_can_hold(info, np.dtype(dtype).itemsize)
         else:  # u4, i4, f4_e2m1, opaque: the packed bytes
             dtype, shape = "u1", (info.length,)
-        a = np.ndarray(shape, dtype=dtype, buffer=self.view, offset=info.start)
-        a.flags.writeable = False
-        return a
+        # The array's base is the exporter, which it keeps alive; the export
+        # is read-only, so the array is too and cannot be made writable.
+        return np.ndarray(shape, dtype=dtype, buffer=self.exporter, offset=info.start)
 
 
 def validate(source: Source, *, max_tensors: Optional[int] = None,

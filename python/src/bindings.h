@@ -26,6 +26,7 @@ ParseOptions MakeOptions(std::optional<std::uint64_t> max_tensors,
                          std::optional<std::uint64_t> max_name_bytes, bool prefix);
 
 void BindMapping(py::module_& m);  // mapping.cc: _kiln.Mapping
+void BindPinned(py::module_& m);   // pinned.cc: _kiln.Pinned
 void BindParse(py::module_& m);    // parse_binding.cc: _kiln.parse
 void BindWrite(py::module_& m);    // write_binding.cc: _kiln.write
 #ifdef KILN_PYTHON_HAVE_STREAM

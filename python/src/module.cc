@@ -47,6 +47,7 @@ ParseOptions MakeOptions(std::optional<std::uint64_t> max_tensors,
 PYBIND11_MODULE(_kiln, m) {
   m.doc() = "kiln's C++ core (private: use the kiln package)";
   kiln::python::BindMapping(m);
+  kiln::python::BindPinned(m);
   kiln::python::BindParse(m);
   kiln::python::BindWrite(m);
 #ifdef KILN_PYTHON_HAVE_STREAM

@@ -22,7 +22,7 @@ class StreamValidator:
     feed(chunk) -> True when the block is complete, False when more bytes are
     needed; raises the KilnError subclass (FrameError, ...) at the first
     rejection. finish() at the end of the stream: True, or the error (a block
-    cut short is FRAME). consumed: bytes of the stream used so far.
+    cut short is FRAME). consumed: bytes of the stream taken so far.
     Safe to share between threads (calls are serialised).
     """
 
@@ -46,4 +46,11 @@ class StreamValidator:
 
     @property
     def consumed(self) -> int:
+        """Bytes of the stream taken so far (up to the deciding byte)."""
         return int(self._v.consumed)
+
+    @property
+    def used(self) -> int:
+        """Bytes of the last feed()'s chunk that were taken (prefix mode: the
+        rest belongs to what follows the block)."""
+        return int(self._v.used)

@@ -32,8 +32,8 @@ class Mapping {
     if (what != nullptr) {
       // OSError(errno, "cannot open", path): errno picks the subclass
       // (FileNotFoundError, PermissionError, ...).
-      PyObject* name = PyUnicode_DecodeFSDefaultAndSize(path.data(),
-                                                        static_cast<Py_ssize_t>(path.size()));
+      PyObject* name =
+          PyUnicode_DecodeFSDefaultAndSize(path.data(), static_cast<Py_ssize_t>(path.size()));
       if (name == nullptr) throw py::error_already_set();
       PyErr_SetObject(PyExc_OSError,
                       py::make_tuple(err, std::string(what) + " (" + std::strerror(err) + ")",

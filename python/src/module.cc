@@ -12,7 +12,8 @@ namespace kiln::python {
 namespace {
 
 py::str Utf8Lossy(std::string_view s) {
-  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "backslashreplace");
+  PyObject* o =
+      PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "backslashreplace");
   if (o == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::str>(o);
 }
@@ -24,9 +25,9 @@ void RaiseKilnError(const Error& e) {
   py::object errors = py::module_::import("kiln._errors");
   py::object cls = errors.attr("class_for")(py::str(std::string(cls_name)));
   py::object tensor = e.tensor ? py::object(py::int_(*e.tensor)) : py::object(py::none());
-  py::object exc = cls(Utf8Lossy(e.ToString()), py::str(std::string(cls_name)),
-                       py::str(std::string(RuleName(e.rule))), py::int_(e.offset), tensor,
-                       Utf8Lossy(e.message));
+  py::object exc =
+      cls(Utf8Lossy(e.ToString()), py::str(std::string(cls_name)),
+          py::str(std::string(RuleName(e.rule))), py::int_(e.offset), tensor, Utf8Lossy(e.message));
   PyErr_SetObject(cls.ptr(), exc.ptr());
   throw py::error_already_set();
 }

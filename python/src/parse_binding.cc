@@ -32,11 +32,10 @@ py::tuple TensorTuple(const Tensor& t, const std::uint8_t* base) {
   const auto start = static_cast<std::uint64_t>(t.payload.data() - base);
   const bool quantised = t.quant.scheme != QuantScheme::kNone;
   return py::make_tuple(
-      t.index, OptionalText(t.name), std::string(GetDtypeInfo(t.dtype).name), shape,
-      t.byte_offset, t.byte_length, start, OptionalText(t.layout), t.block_size,
-      static_cast<int>(t.quant.scheme),
-      quantised ? py::object(py::int_(t.quant.axis)) : py::object(py::none()),
-      t.quant.group_size, OptionalIndex(t.quant.scale_index), OptionalIndex(t.quant.outer_index));
+      t.index, OptionalText(t.name), std::string(GetDtypeInfo(t.dtype).name), shape, t.byte_offset,
+      t.byte_length, start, OptionalText(t.layout), t.block_size, static_cast<int>(t.quant.scheme),
+      quantised ? py::object(py::int_(t.quant.axis)) : py::object(py::none()), t.quant.group_size,
+      OptionalIndex(t.quant.scale_index), OptionalIndex(t.quant.outer_index));
 }
 
 py::tuple ParseBuffer(const py::object& source, std::optional<std::uint64_t> max_tensors,

@@ -2,11 +2,14 @@
 // branch c-stream) for Python upload handlers. Built only when that header
 // exists (python/CMakeLists.txt, setup.py define KILN_PYTHON_HAVE_STREAM).
 //
-// Written against the API announced for c-stream, before it was merged:
-//   StreamValidator(ParseOptions); StreamStatus Feed(span<const uint8_t>);
-//   StreamStatus Finish(); const Error& error() const; uint64_t consumed() const;
-//   enum StreamStatus { kNeedMore, kRejected, kComplete }.
+// Written against kiln/stream.h as it stands on branch c-stream (5e053a2),
+// before the merge:
+//   StreamValidator(StreamOptions{mode, limits});
+//   StreamStatus Feed(span<const uint8_t>); StreamStatus Finish();
+//   const Error& error() const; uint64_t consumed() const; size_t used() const;
+//   enum class StreamStatus { kNeedMore, kRejected, kComplete }.
 // If the merged API differs, this file is the one place to adapt.
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -24,7 +27,8 @@ namespace {
 // are needed, and raises the KilnError subclass at the first rejection.
 class PyStreamValidator {
  public:
-  explicit PyStreamValidator(const ParseOptions& options) : validator_(options) {}
+  explicit PyStreamValidator(const ParseOptions& options)
+      : validator_(StreamOptions{options.mode, options.limits}) {}
 
   bool Feed(const py::object& chunk) {
     const BufferView view(chunk);
@@ -53,6 +57,11 @@ class PyStreamValidator {
   std::uint64_t Consumed() {
     const std::lock_guard<std::mutex> lock(mu_);
     return validator_.consumed();
+  }
+
+  std::size_t Used() {
+    const std::lock_guard<std::mutex> lock(mu_);
+    return validator_.used();
   }
 
  private:
@@ -86,7 +95,8 @@ void BindStream(py::module_& m) {
            py::arg("prefix"))
       .def("feed", &PyStreamValidator::Feed, py::arg("chunk"))
       .def("finish", &PyStreamValidator::Finish)
-      .def_property_readonly("consumed", &PyStreamValidator::Consumed);
+      .def_property_readonly("consumed", &PyStreamValidator::Consumed)
+      .def_property_readonly("used", &PyStreamValidator::Used);
 }
 
 }  // namespace kiln::python

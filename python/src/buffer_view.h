@@ -38,6 +38,27 @@ class BufferView {
   Py_buffer view_{};
 };
 
+// A read-only, 1-D export of bytes (a zero-length one for no bytes). NumPy
+// arrays made from it cannot be written or made writable.
+inline pybind11::buffer_info ReadOnlyBuffer(std::span<const std::uint8_t> b) {
+  static std::uint8_t empty = 0;
+  // const_cast only because buffer_info takes void*; the export is read-only.
+  void* p = b.empty() ? &empty : const_cast<std::uint8_t*>(b.data());
+  return pybind11::buffer_info(p, 1, pybind11::format_descriptor<std::uint8_t>::format(), 1,
+                               {static_cast<pybind11::ssize_t>(b.size())}, {1},
+                               /*readonly=*/true);
+}
+
+// Binds T (constructed from one Arg, with bytes() giving its span) as a
+// Python class exporting those bytes read-only.
+template <typename T, typename Arg>
+void BindByteExporter(pybind11::module_& m, const char* name, const char* arg) {
+  pybind11::class_<T>(m, name, pybind11::buffer_protocol())
+      .def(pybind11::init<Arg>(), pybind11::arg(arg))
+      .def_buffer([](const T& t) { return ReadOnlyBuffer(t.bytes()); })
+      .def("__len__", [](const T& t) { return t.bytes().size(); });
+}
+
 }  // namespace kiln::python
 
 #endif  // KILN_PYTHON_BUFFER_VIEW_H_

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string>
 
 #include "bindings.h"
+#include "buffer_view.h"
 
 namespace kiln::python {
 namespace {
@@ -48,14 +50,10 @@ class Mapping {
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
 
-  [[nodiscard]] py::buffer_info Buffer() const {
-    // An empty file has no mapping; export a zero-length buffer.
-    static std::uint8_t empty = 0;
-    void* p = data_ != nullptr ? data_ : &empty;
-    return py::buffer_info(p, 1, py::format_descriptor<std::uint8_t>::format(), 1,
-                           {static_cast<py::ssize_t>(size_)}, {1}, /*readonly=*/true);
+  [[nodiscard]] std::span<const std::uint8_t> bytes() const {
+    if (data_ == nullptr) return {};
+    return {static_cast<const std::uint8_t*>(data_), size_};
   }
-  [[nodiscard]] std::size_t size() const { return size_; }
 
  private:
   // Returns nullptr on success, else what failed (errno in err).
@@ -105,10 +103,7 @@ class Mapping {
 }  // namespace
 
 void BindMapping(py::module_& m) {
-  py::class_<Mapping>(m, "Mapping", py::buffer_protocol())
-      .def(py::init<const py::bytes&>(), py::arg("path"))
-      .def_buffer(&Mapping::Buffer)
-      .def("__len__", &Mapping::size);
+  BindByteExporter<Mapping, const py::bytes&>(m, "Mapping", "path");
 }
 
 }  // namespace kiln::python

@@ -34,3 +34,24 @@ def kiln_binary():
     if not path:
         pytest.skip("KILN_BINARY is not set (ctest sets it to the built kiln command)")
     return path
+
+
+def run_in_threads(work, count):
+    """Runs work() in `count` threads at once; re-raises the first failure."""
+    import threading
+
+    errors = []
+
+    def guarded():
+        try:
+            work()
+        except BaseException as e:  # noqa: BLE001 (re-raised in the caller's thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]

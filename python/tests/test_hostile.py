@@ -4,14 +4,13 @@ none crashes the interpreter. The arrays of a valid block stay inside it."""
 import os
 import random
 import struct
-import threading
 
 import numpy as np
 import pytest
 
 import kiln
 import kiln.numpy as kn
-from conftest import golden_cases, golden_path
+from conftest import golden_cases, golden_path, run_in_threads
 
 OK_CASES = [name for name, expect, _ in golden_cases() if expect == "ok"]
 
@@ -134,21 +133,12 @@ def test_threads_share_a_file_and_objects(tmp_path):
     path = tmp_path / "t.klnt"
     kn.save_file({f"t{i}": np.full(100, i, np.int32) for i in range(50)}, path)
     f = kiln.safe_open(path)
-    errors = []
 
     def work():
-        try:
-            for _ in range(20):
-                d = kn.load_file(path)
-                assert all(int(d[f"t{i}"][99]) == i for i in range(50))
-                assert int(f.get_tensor("t7")[0]) == 7
-                kn.load(kn.save({"x": np.arange(1000)}))
-        except Exception as e:  # noqa: BLE001 (collected and re-raised below)
-            errors.append(e)
+        for _ in range(20):
+            d = kn.load_file(path)
+            assert all(int(d[f"t{i}"][99]) == i for i in range(50))
+            assert int(f.get_tensor("t7")[0]) == 7
+            kn.load(kn.save({"x": np.arange(1000)}))
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(work, 8)

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 import kiln
-from conftest import golden_cases, golden_path
+from conftest import golden_cases, golden_path, run_in_threads
 
 pytestmark = pytest.mark.skipif(
     not hasattr(kiln, "StreamValidator"),
@@ -100,9 +100,5 @@ def test_one_validator_fed_from_threads_does_not_crash():
                     return
                 v.feed(c)
 
-    ts = [threading.Thread(target=work) for _ in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    run_in_threads(work, 4)
     assert v.finish() is True

@@ -46,12 +46,12 @@ def absl_libs():
 
 
 def sources():
-    """The module's sources, the library sources (parser/src, and writer/src
-    once BlockWriter has its own directory), and the stream binding when the
-    library has kiln/stream.h."""
+    """The module's sources, the library sources (parser/src, and base/src and
+    writer/src once BlockWriter has its own library), and the stream binding
+    when the library has kiln/stream.h."""
     files = sorted(glob.glob(rel("python", "src", "*.cc")))
     files = [f for f in files if not f.endswith("stream_binding.cc")]
-    for lib in ("parser", "writer"):
+    for lib in ("base", "parser", "writer"):
         files += sorted(glob.glob(rel(lib, "src", "*.cc")))
     macros = []
     if os.path.exists(rel(ROOT, "parser", "include", "kiln", "stream.h")):
@@ -63,7 +63,8 @@ def sources():
 os.chdir(ROOT)  # setuptools wants source paths relative to setup.py
 files, macros = sources()
 include_dirs = pybind11_include() + [
-    d for d in ("parser/include", "parser/src", "writer/include", "writer/src") if os.path.isdir(d)
+    d for lib in ("base", "parser", "writer") for d in (f"{lib}/include", f"{lib}/src")
+    if os.path.isdir(d)
 ]
 
 setup(

@@ -42,21 +42,35 @@ Prepared Prepare(const py::list& entries) {
   return p;
 }
 
+// OSError for a file that could not be written. Written for both forms of
+// WriteToFile's result: Result<uint64_t> (I/O failures as FRAME H8 with the
+// system's message) and, after branch b-io, WriteFileResult (format_error()
+// or io_error() with the errno).
+template <typename WriteResult>
+[[noreturn]] void RaiseWriteFailure(const WriteResult& r, const std::string& path) {
+  if constexpr (requires { r.io_error(); }) {
+    if (r.format_error() != nullptr) RaiseKilnError(*r.format_error());
+    const auto* io = r.io_error();
+    PyErr_SetObject(PyExc_OSError,
+                    py::make_tuple(io->error_number, io->ToString(), py::bytes(path)).ptr());
+  } else {
+    PyErr_SetString(PyExc_OSError, r.error().message.c_str());
+  }
+  throw py::error_already_set();
+}
+
 py::object Write(const py::list& entries, const std::optional<std::string>& path) {
   const Prepared p = Prepare(entries);
   const Result<std::uint64_t> length = p.writer.BlockLength();
   if (!length.ok()) RaiseKilnError(length.error());
   if (path) {
     // Every rule held above, so a failure now is the file system's.
-    std::optional<Result<std::uint64_t>> written;
+    std::optional<decltype(p.writer.WriteToFile(*path))> written;
     {
       py::gil_scoped_release unlocked;
       written.emplace(p.writer.WriteToFile(*path));
     }
-    if (!written->ok()) {
-      PyErr_SetString(PyExc_OSError, written->error().message.c_str());
-      throw py::error_already_set();
-    }
+    if (!written->ok()) RaiseWriteFailure(*written, *path);
     return py::int_(written->value());
   }
   if (length.value() > static_cast<std::uint64_t>(PY_SSIZE_T_MAX)) {

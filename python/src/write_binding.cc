@@ -51,8 +51,12 @@ template <typename WriteResult>
   if constexpr (requires { r.io_error(); }) {
     if (r.format_error() != nullptr) RaiseKilnError(*r.format_error());
     const auto* io = r.io_error();
-    PyErr_SetObject(PyExc_OSError,
-                    py::make_tuple(io->error_number, io->ToString(), py::bytes(path)).ptr());
+    PyObject* name =
+        PyUnicode_DecodeFSDefaultAndSize(path.data(), static_cast<Py_ssize_t>(path.size()));
+    if (name == nullptr) throw py::error_already_set();
+    PyErr_SetObject(PyExc_OSError, py::make_tuple(io->error_number, io->ToString(),
+                                                  py::reinterpret_steal<py::object>(name))
+                                       .ptr());
   } else {
     PyErr_SetString(PyExc_OSError, r.error().message.c_str());
   }

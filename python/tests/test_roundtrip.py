@@ -101,6 +101,9 @@ def test_save_file_round_trip_and_replace(tmp_path):
     kn.save_file({"w": np.arange(7)}, str(path))  # replaces
     assert kn.load_file(path)["w"].tolist() == list(range(7))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.klnt"]  # no temporary left
+    with pytest.raises(OSError):
+        kn.save_file({"w": np.arange(5)}, tmp_path / "missing" / "m.klnt")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.klnt"]
 
 
 @pytest.mark.parametrize("value,exc,words", [

@@ -10,6 +10,7 @@ packages=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsimdjson-dev nlohmann-json3-dev
   afl++ cppcheck python3 python3-numpy zip unzip
+  pybind11-dev python3-dev python3-pytest python3-venv
 )
 
 missing=()

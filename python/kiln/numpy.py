@@ -1,0 +1,116 @@
+"""NumPy arrays to and from Kiln blocks, in the shape of safetensors.numpy.
+
+    load_file(path) / load(data) -> {key: read-only ndarray view}
+    save_file(tensors, path) / save(tensors) -> bytes
+
+Keys are the tensor names; in an unnamed block (no names at all) they are the
+descriptor indices 0, 1, ... as ints, so a key is an int exactly when the
+block is unnamed. See docs/python.md for the dtype table.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _kiln
+from ._core import Block, Source
+from ._info import Key
+
+__all__ = ["load_file", "load", "save_file", "save"]
+
+_MAX_RANK = 8
+# NumPy dtype (little-endian form) -> Kiln dtype name.
+_KILN_DTYPES = {
+    np.dtype("<f2"): "f16", np.dtype("<f4"): "f32", np.dtype("<f8"): "f64",
+    np.dtype("u1"): "u8", np.dtype("i1"): "i8", np.dtype("<u2"): "u16", np.dtype("<i2"): "i16",
+    np.dtype("<u4"): "u32", np.dtype("<i4"): "i32", np.dtype("<u8"): "u64", np.dtype("<i8"): "i64",
+    np.dtype("?"): "bool", np.dtype("<c8"): "c64", np.dtype("<c16"): "c128",
+}
+
+Tensors = Union[Mapping[str, np.ndarray], Sequence[np.ndarray]]
+
+
+def _load(source: Source) -> Dict[Key, np.ndarray]:
+    block = Block(source)
+    return {info.key: block.array(info) for info in block.infos}
+
+
+def load_file(path: Union[str, "os.PathLike[str]"]) -> Dict[Key, np.ndarray]:
+    """Maps the file and returns {key: read-only view}; raises KilnError, OSError."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be str or os.PathLike, not {type(path).__name__}")
+    return _load(path)
+
+
+def load(data: Union[bytes, bytearray, memoryview]) -> Dict[Key, np.ndarray]:
+    """{key: read-only view into data}; the views keep data alive and exported."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, bytearray or memoryview, not {type(data).__name__}")
+    return _load(data)
+
+
+def _kiln_dtype(key: Key, a: np.ndarray) -> str:
+    le = a.dtype.newbyteorder("<") if a.dtype.byteorder == ">" else a.dtype
+    if le.fields is not None or le.subdtype is not None:
+        raise TypeError(f"tensor {key!r}: structured dtype {a.dtype} has no Kiln dtype")
+    name = _KILN_DTYPES.get(le)
+    if name is None:
+        raise TypeError(f"tensor {key!r}: dtype {a.dtype} has no Kiln dtype "
+                        f"(Kiln holds {', '.join(sorted(set(_KILN_DTYPES.values())))})")
+    return name
+
+
+def _entry(key: Key, name: str, value: object) -> tuple:
+    if isinstance(value, np.generic):  # a NumPy scalar: a rank-0 tensor
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"tensor {key!r}: expected a numpy.ndarray, not {type(value).__name__}")
+    dtype = _kiln_dtype(key, value)
+    if value.ndim > _MAX_RANK:
+        raise ValueError(f"tensor {key!r}: {value.ndim} dimensions, Kiln holds at most {_MAX_RANK}")
+    # Little-endian and C-contiguous; a copy only when the array is neither.
+    data = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
+    return (name.encode("utf-8"), dtype, list(value.shape), data)
+
+
+def _entries(tensors: Tensors) -> list:
+    if isinstance(tensors, Mapping):
+        entries = []
+        for name, value in tensors.items():
+            if not isinstance(name, str):
+                raise TypeError(f"tensor names must be str, not {type(name).__name__}: {name!r}")
+            if not name:
+                raise ValueError("tensor names must not be empty (pass a list for an unnamed block)")
+            entries.append(_entry(name, name, value))
+        return entries
+    if isinstance(tensors, (list, tuple)):
+        return [_entry(i, "", v) for i, v in enumerate(tensors)]
+    raise TypeError("tensors must be a dict {name: ndarray} or a list of ndarrays (unnamed)")
+
+
+def save(tensors: Tensors, metadata: Optional[dict] = None) -> bytes:
+    """The canonical block of these tensors, as bytes.
+
+    tensors: {name: ndarray} (a named block, in the dict's order) or a list of
+    ndarrays (an unnamed block). metadata must be None: Kiln has no place for it.
+    """
+    _no_metadata(metadata)
+    return _kiln.write(_entries(tensors))
+
+
+def save_file(tensors: Tensors, path: Union[str, "os.PathLike[str]"],
+              metadata: Optional[dict] = None) -> None:
+    """Writes the canonical block to path: a temporary file in the same directory,
+    then a rename, so a failure leaves no half-written file."""
+    _no_metadata(metadata)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be str or os.PathLike, not {type(path).__name__}")
+    _kiln.write(_entries(tensors), os.fsencode(path))
+
+
+def _no_metadata(metadata: Optional[dict]) -> None:
+    if metadata:
+        raise ValueError("Kiln has no place for metadata; pass metadata=None")

@@ -1,0 +1,38 @@
+// The pieces of the _kiln extension module, each bound by its own file.
+#ifndef KILN_PYTHON_BINDINGS_H_
+#define KILN_PYTHON_BINDINGS_H_
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "kiln/directory.h"
+#include "kiln/status.h"
+
+namespace kiln::python {
+
+namespace py = pybind11;
+
+// Raises the kiln.KilnError subclass for the error's class (kiln._errors),
+// carrying class, rule, offset, tensor and message; str() is e.ToString().
+[[noreturn]] void RaiseKilnError(const Error& e);
+
+// Parse options from the Python keywords (None: the format's own maximum).
+// The Python layer has already checked that each is a non-negative int.
+ParseOptions MakeOptions(std::optional<std::uint64_t> max_tensors,
+                         std::optional<std::uint64_t> max_block_bytes,
+                         std::optional<std::uint64_t> max_name_bytes, bool prefix);
+
+void BindMapping(py::module_& m);  // mapping.cc: _kiln.Mapping
+void BindPinned(py::module_& m);   // pinned.cc: _kiln.Pinned
+void BindParse(py::module_& m);    // parse_binding.cc: _kiln.parse
+void BindWrite(py::module_& m);    // write_binding.cc: _kiln.write
+#ifdef KILN_PYTHON_HAVE_STREAM
+void BindStream(py::module_& m);  // stream_binding.cc: _kiln.StreamValidator
+#endif
+
+}  // namespace kiln::python
+
+#endif  // KILN_PYTHON_BINDINGS_H_

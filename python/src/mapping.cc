@@ -1,0 +1,109 @@
+// _kiln.Mapping: a file mapped read-only (MAP_PRIVATE) that exports a
+// read-only buffer. NumPy arrays made from it hold a reference to it, so the
+// mapping lives until the last of them is gone; it is unmapped then.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string>
+
+#include "bindings.h"
+#include "buffer_view.h"
+
+namespace kiln::python {
+namespace {
+
+class Mapping {
+ public:
+  // Opens and maps `path` (a file system path as bytes). Raises OSError.
+  explicit Mapping(const py::bytes& path_bytes) {
+    const std::string path = path_bytes;
+    int err = 0;
+    const char* what = nullptr;
+    {
+      py::gil_scoped_release unlocked;  // open() may block on a slow file system
+      what = Open(path, err);
+    }
+    if (what != nullptr) {
+      // OSError(errno, "cannot open", path): errno picks the subclass
+      // (FileNotFoundError, PermissionError, ...).
+      PyObject* name =
+          PyUnicode_DecodeFSDefaultAndSize(path.data(), static_cast<Py_ssize_t>(path.size()));
+      if (name == nullptr) throw py::error_already_set();
+      PyErr_SetObject(PyExc_OSError,
+                      py::make_tuple(err, std::string(what) + " (" + std::strerror(err) + ")",
+                                     py::reinterpret_steal<py::object>(name))
+                          .ptr());
+      throw py::error_already_set();
+    }
+  }
+  ~Mapping() {
+    if (data_ != nullptr) munmap(data_, size_);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+
+  [[nodiscard]] std::span<const std::uint8_t> bytes() const {
+    if (data_ == nullptr) return {};
+    return {static_cast<const std::uint8_t*>(data_), size_};
+  }
+
+ private:
+  // Returns nullptr on success, else what failed (errno in err).
+  const char* Open(const std::string& path, int& err) {
+    // O_NONBLOCK: a FIFO does not block the open; O_NOCTTY: a terminal does
+    // not become ours. Both are refused below as not regular files.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+      err = errno;
+      return "cannot open";
+    }
+    const char* what = Map(fd, err);
+    ::close(fd);
+    return what;
+  }
+
+  const char* Map(int fd, int& err) {
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+      err = errno;
+      return "cannot stat";
+    }
+    if (!S_ISREG(st.st_mode)) {
+      err = EINVAL;
+      return "not a regular file";
+    }
+    if (st.st_size <= 0) return nullptr;
+    if (static_cast<std::uint64_t>(st.st_size) > std::numeric_limits<std::size_t>::max() / 2) {
+      err = EFBIG;
+      return "too large to map";
+    }
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      err = errno;
+      return "cannot map";
+    }
+    data_ = p;
+    size_ = size;
+    return nullptr;
+  }
+
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
+void BindMapping(py::module_& m) {
+  BindByteExporter<Mapping, const py::bytes&>(m, "Mapping", "path");
+}
+
+}  // namespace kiln::python

@@ -1,0 +1,60 @@
+// The _kiln extension module: the C++ parser and writer for the kiln package.
+// The public API is the Python package (python/kiln); this module is private.
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <string_view>
+
+#include "bindings.h"
+#include "kiln/status.h"
+
+namespace kiln::python {
+namespace {
+
+py::str Utf8Lossy(std::string_view s) {
+  PyObject* o =
+      PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "backslashreplace");
+  if (o == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+}  // namespace
+
+void RaiseKilnError(const Error& e) {
+  const std::string_view cls_name = ErrorClassName(e.error_class);
+  py::object errors = py::module_::import("kiln._errors");
+  py::object cls = errors.attr("class_for")(py::str(std::string(cls_name)));
+  py::object tensor = e.tensor ? py::object(py::int_(*e.tensor)) : py::object(py::none());
+  py::object exc =
+      cls(Utf8Lossy(e.ToString()), py::str(std::string(cls_name)),
+          py::str(std::string(RuleName(e.rule))), py::int_(e.offset), tensor, Utf8Lossy(e.message));
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+  throw py::error_already_set();
+}
+
+ParseOptions MakeOptions(std::optional<std::uint64_t> max_tensors,
+                         std::optional<std::uint64_t> max_block_bytes,
+                         std::optional<std::uint64_t> max_name_bytes, bool prefix) {
+  ParseOptions options;
+  options.mode = prefix ? Mode::kPrefix : Mode::kWhole;
+  if (max_tensors) options.limits.max_tensor_count = *max_tensors;
+  if (max_block_bytes) options.limits.max_block_length = *max_block_bytes;
+  if (max_name_bytes) options.limits.max_name_bytes = *max_name_bytes;
+  return options;
+}
+
+}  // namespace kiln::python
+
+PYBIND11_MODULE(_kiln, m) {
+  m.doc() = "kiln's C++ core (private: use the kiln package)";
+  kiln::python::BindMapping(m);
+  kiln::python::BindPinned(m);
+  kiln::python::BindParse(m);
+  kiln::python::BindWrite(m);
+#ifdef KILN_PYTHON_HAVE_STREAM
+  kiln::python::BindStream(m);
+  m.attr("HAVE_STREAM") = true;
+#else
+  m.attr("HAVE_STREAM") = false;
+#endif
+}

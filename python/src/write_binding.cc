@@ -1,0 +1,111 @@
+// _kiln.write: the canonical block of a list of tensors, through
+// kiln::BlockWriter, as bytes or into a file. The package has already turned
+// each array into C-contiguous little-endian bytes and checked its dtype.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "buffer_view.h"
+#include "kiln/dtype.h"
+#include "kiln/writer.h"
+
+namespace kiln::python {
+namespace {
+
+// Each entry: (name as UTF-8 bytes, empty for unnamed; Kiln dtype name;
+// shape; bytes-like payload). The views keep every payload exported (and so
+// unresizable) until the block is written.
+struct Prepared {
+  BlockWriter writer;
+  std::vector<std::unique_ptr<BufferView>> views;
+};
+
+Prepared Prepare(const py::list& entries) {
+  Prepared p;
+  for (const py::handle entry : entries) {
+    const auto t = entry.cast<py::tuple>();
+    TensorRequest r;
+    r.name = t[0].cast<std::string>();
+    const std::string dtype = t[1].cast<std::string>();
+    const DtypeInfo* info = FindDtypeByName(dtype);
+    if (info == nullptr) throw py::value_error("unknown Kiln dtype " + dtype);
+    r.dtype = info->dtype;
+    r.shape = t[2].cast<std::vector<std::uint64_t>>();
+    p.views.push_back(std::make_unique<BufferView>(t[3]));
+    const Result<std::uint32_t> added = p.writer.Add(r, Payload::Bytes(p.views.back()->bytes()));
+    if (!added.ok()) RaiseKilnError(added.error());
+  }
+  return p;
+}
+
+// OSError for a file that could not be written. Written for both forms of
+// WriteToFile's result: Result<uint64_t> (I/O failures as FRAME H8 with the
+// system's message) and, after branch b-io, WriteFileResult (format_error()
+// or io_error() with the errno).
+template <typename WriteResult>
+[[noreturn]] void RaiseWriteFailure(const WriteResult& r, const std::string& path) {
+  if constexpr (requires { r.io_error(); }) {
+    if (r.format_error() != nullptr) RaiseKilnError(*r.format_error());
+    const auto* io = r.io_error();
+    PyObject* name =
+        PyUnicode_DecodeFSDefaultAndSize(path.data(), static_cast<Py_ssize_t>(path.size()));
+    if (name == nullptr) throw py::error_already_set();
+    PyErr_SetObject(PyExc_OSError, py::make_tuple(io->error_number, io->ToString(),
+                                                  py::reinterpret_steal<py::object>(name))
+                                       .ptr());
+  } else {
+    PyErr_SetString(PyExc_OSError, r.error().message.c_str());
+  }
+  throw py::error_already_set();
+}
+
+py::object Write(const py::list& entries, const std::optional<std::string>& path) {
+  const Prepared p = Prepare(entries);
+  const Result<std::uint64_t> length = p.writer.BlockLength();
+  if (!length.ok()) RaiseKilnError(length.error());
+  if (path) {
+    // Every rule held above, so a failure now is the file system's.
+    std::optional<decltype(p.writer.WriteToFile(*path))> written;
+    {
+      py::gil_scoped_release unlocked;
+      written.emplace(p.writer.WriteToFile(*path));
+    }
+    if (!written->ok()) RaiseWriteFailure(*written, *path);
+    return py::int_(written->value());
+  }
+  if (length.value() > static_cast<std::uint64_t>(PY_SSIZE_T_MAX)) {
+    throw py::value_error("block of " + std::to_string(length.value()) + " bytes is too large");
+  }
+  const auto n = static_cast<Py_ssize_t>(length.value());
+  PyObject* raw = PyBytes_FromStringAndSize(nullptr, n);
+  if (raw == nullptr) throw py::error_already_set();
+  auto out = py::reinterpret_steal<py::bytes>(raw);
+  char* dst = PyBytes_AS_STRING(raw);
+  std::uint64_t pos = 0;
+  std::optional<Result<std::uint64_t>> written;
+  {
+    py::gil_scoped_release unlocked;
+    written.emplace(p.writer.WriteTo([&](std::span<const std::uint8_t> b) {
+      if (b.size() > length.value() - pos) return false;  // never past the end
+      if (!b.empty()) std::memcpy(dst + pos, b.data(), b.size());
+      pos += b.size();
+      return true;
+    }));
+  }
+  if (!written->ok()) RaiseKilnError(written->error());
+  if (pos != length.value()) throw std::runtime_error("kiln: the writer wrote a short block");
+  return out;
+}
+
+}  // namespace
+
+void BindWrite(py::module_& m) {
+  m.def("write", &Write, py::arg("entries"), py::arg("path") = py::none(),
+        "Writes the canonical block: bytes, or into the file at path (returns its length).");
+}
+
+}  // namespace kiln::python

@@ -120,6 +120,16 @@ TEST(Escape, CutsAtCharacterBoundaries) {
   EXPECT_EQ(Escape(std::string(1'000'000, 'x'), 80).size(), 83u);
 }
 
+// A quoted name shows where it ends: a quote inside is \x22, and the rest is
+// Escape's (a name that ends in a backslash cannot swallow the closing quote).
+TEST(Quoted, QuoteInsideIsEscapedAndTheCutKept) {
+  EXPECT_EQ(Quoted("w"), "\"w\"");
+  EXPECT_EQ(Quoted("a\"b"), "\"a\\x22b\"");
+  EXPECT_EQ(Quoted("a\\"), "\"a\\\\\"");
+  EXPECT_EQ(Quoted("x\xe2\x80\xae"), "\"x\\u{202e}\"");
+  EXPECT_EQ(Quoted(std::string(100, 'n')), "\"" + std::string(64, 'n') + "...\"");
+}
+
 TEST(DecodeUtf8At, CodePoints) {
   const std::string s = "a\xc3\xa9\xe2\x80\xae\xf3\xa0\x81\x81";
   const Bytes b(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());

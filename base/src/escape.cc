@@ -69,4 +69,20 @@ std::string Escape(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+std::string Quoted(std::string_view text, std::size_t max_bytes) {
+  const std::string escaped = Escape(text, max_bytes);
+  std::string out;
+  out.reserve(escaped.size() + 2);
+  out.push_back('"');
+  for (const char c : escaped) {
+    if (c == '"') {
+      out.append("\\x22");
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
 }  // namespace kiln::base

@@ -13,12 +13,8 @@
 
 namespace kiln::formats::internal {
 
-// `text` in double quotes, escaped by the one escaping function and cut
-// after `max` bytes: a hostile name can neither flood nor repaint a terminal
-// through an error message.
-[[nodiscard]] inline std::string Quoted(std::string_view text, std::size_t max = 64) {
-  return "\"" + base::Escape(text, max) + "\"";
-}
+// A name in a message: base::Quoted (escaped, cut after 64 bytes).
+using base::Quoted;
 
 // max_header_bytes as the readers apply it (at most 2^32-1, so a header
 // offset fits in 4 bytes).

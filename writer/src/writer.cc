@@ -35,8 +35,7 @@ Error Relocate(Error e, std::uint32_t i) {
   return e;
 }
 
-// A name in a message: in quotes, escaped by the one escaping function.
-std::string Quoted(std::string_view s) { return "\"" + base::Escape(s, 64) + "\""; }
+using base::Quoted;  // a name in a message: escaped, in quotes, cut after 64 bytes
 
 // The fields of one descriptor, as the writer stores them.
 void EncodeDescriptor(std::span<std::uint8_t> d, const TensorRequest& r, std::uint16_t name_off,

@@ -28,6 +28,10 @@ inline constexpr std::size_t kNoCut = std::numeric_limits<std::size_t>::max();
 // two); "..." marks a cut.
 [[nodiscard]] std::string Escape(std::string_view text, std::size_t max_bytes = kNoCut);
 
+// Escape(text, max_bytes) in double quotes, with a double quote inside
+// written \x22, so a name in a message shows where it ends: `"a\x22b"`.
+[[nodiscard]] std::string Quoted(std::string_view text, std::size_t max_bytes = 64);
+
 }  // namespace kiln::base
 
 #endif  // KILN_BASE_ESCAPE_H_

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "commands.h"
 #include "flags.h"
@@ -79,7 +81,9 @@ std::optional<int> ParseArgs(const std::vector<std::string>& args, IngestArgs* a
   return std::nullopt;
 }
 
-int Ingest(int fd, const IngestArgs& a, std::ostream& out, std::ostream& err) {
+// `first`: bytes already read from `fd` (PrepareStream), taken first.
+int Ingest(int fd, std::span<const std::uint8_t> first, const IngestArgs& a, std::ostream& out,
+           std::ostream& err) {
   const std::string source = a.from.empty() ? "-" : a.from;
   OutputFile file(a.out);
   if (!file.ok()) {
@@ -97,7 +101,14 @@ int Ingest(int fd, const IngestArgs& a, std::ostream& out, std::ostream& err) {
     }
     return file.Write(b);
   };
-  const StreamOutcome o = ReadStream(fd, v, write, err, "kiln ingest");
+  StreamOutcome o;
+  if (!first.empty() && v.Feed(first) != StreamStatus::kRejected && !write(first.first(v.used()))) {
+    o.io_error = "write failed";
+  }
+  if (o.io_error.empty() && v.status() == StreamStatus::kNeedMore) {
+    o = ReadStream(fd, v, write, err, "kiln ingest");
+  }
+  o.status = v.status();
   if (!file.ok()) {
     err << "kiln ingest: " << base::Escape(a.out) << ": " << file.error() << "\n";
     return kExitUsage;
@@ -129,16 +140,24 @@ int RunIngest(const std::vector<std::string>& args, std::ostream& out, std::ostr
     err << "kiln ingest: " << base::Escape(a.out) << ": exists (use --force to replace it)\n";
     return kExitUsage;
   }
-  if (a.from.empty() || a.from == "-") return Ingest(STDIN_FILENO, a, out, err);
-  const int fd = ::open(a.from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    err << "kiln ingest: " << base::Escape(a.from) << ": cannot open: " << std::strerror(errno)
-        << "\n";
+  if (a.from.empty() || a.from == "-") {
+    if (StandardInputClosed()) {
+      err << "kiln ingest: standard input is closed\n";
+      return kExitUsage;
+    }
+    return Ingest(STDIN_FILENO, {}, a, out, err);
+  }
+  // O_NONBLOCK: a FIFO given as --from cannot block the open; PrepareStream
+  // waits a bounded time for its writer.
+  const base::InputFile in(a.from);
+  std::string why = in.error();
+  const std::optional<std::vector<std::uint8_t>> first =
+      in.ok() ? PrepareStream(in, &why) : std::nullopt;
+  if (!first) {
+    err << "kiln ingest: " << base::Escape(a.from) << ": " << why << "\n";
     return kExitUsage;
   }
-  const int code = Ingest(fd, a, out, err);
-  ::close(fd);
-  return code;
+  return Ingest(in.fd(), *first, a, out, err);
 }
 
 }  // namespace kiln::cli

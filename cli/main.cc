@@ -1,4 +1,5 @@
 // kiln: validate and inspect Kiln v2 tensor directories.
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "stream_input.h"
 
 namespace {
 
@@ -67,7 +69,12 @@ int Usage(std::string_view why) {
 int Finish(std::string_view command, int status) {
   const bool seen = !std::cout;  // the command has reported it already
   std::cout.flush();
-  if (std::cout && std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return status;
+  // Diagnostics are reports too (convert lists the metadata it cannot carry
+  // on stderr): when they could not be written, the run is not a success.
+  const bool err_ok = static_cast<bool>(std::cerr) && std::fflush(stderr) == 0;
+  if (std::cout && std::fflush(stdout) == 0 && std::ferror(stdout) == 0) {
+    return err_ok || status == kExitUsage ? status : kExitUsage;
+  }
   if (!seen) std::cerr << "kiln " << command << ": cannot write the output\n";
   return kExitUsage;
 }
@@ -118,6 +125,10 @@ int Run(std::string_view command, const std::vector<std::string>& rest) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kiln::cli::GuardStandardDescriptors();
+  // A reader that goes away (kiln validate ... | head -1) is a failed write
+  // of the report, exit 2 with a message, not a silent death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2) return Usage("missing command");
   const std::string_view command = argv[1];
   return Finish(command, Run(command, std::vector<std::string>(argv + 2, argv + argc)));

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +10,9 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <vector>
 
+#include "absl/strings/str_format.h"
 #include "progress.h"
 
 namespace kiln::cli {
@@ -68,5 +71,73 @@ StreamOutcome ReadStream(int fd, StreamValidator& v, const StreamSink& sink, std
   outcome.status = v.status();
   return outcome;
 }
+
+namespace {
+
+// How long kiln (validate, ingest) waits for a named FIFO to get a writer. open() with
+// O_NONBLOCK never blocks; a FIFO with no writer then reads as end of file,
+// which would be a false FRAME verdict, and waiting without a bound is the
+// hang an attacker who plants a FIFO wants. So kiln waits this long for a
+// writer (or for its first byte), then gives up with an I/O error (exit 2).
+// A writer that is connected may be slow: once one is there, kiln waits for
+// data as it does on standard input.
+constexpr int kFifoWriterWaitMs = 2000;
+
+// Waits for a writer on a FIFO opened O_NONBLOCK. Returns the byte it read
+// (at most one, so a hostile header still costs at most 64 bytes), an empty
+// vector when a writer is connected but has sent nothing yet, or nullopt
+// when none came in time (or reading failed: `*why`).
+std::optional<std::vector<std::uint8_t>> AwaitWriter(int fd, std::string* why) {
+  for (int waited = 0;;) {
+    std::uint8_t byte = 0;
+    const ssize_t n = ::read(fd, &byte, 1);
+    if (n == 1) return std::vector<std::uint8_t>{byte};
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return std::vector<std::uint8_t>{};
+    if (n < 0 && errno != EINTR) {
+      *why = std::string("read: ") + std::strerror(errno);
+      return std::nullopt;
+    }
+    // n == 0: no writer has the FIFO open (yet).
+    if (waited >= kFifoWriterWaitMs) {
+      *why = absl::StrFormat("a FIFO with no writer (waited %d ms)", kFifoWriterWaitMs);
+      return std::nullopt;
+    }
+    ::usleep(20'000);  // poll() cannot wait for a writer to connect: it sees EOF
+    waited += 20;
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<std::uint8_t>> PrepareStream(const base::InputFile& in,
+                                                       std::string* why) {
+  struct stat st {};
+  if (::fstat(in.fd(), &st) != 0) {
+    *why = std::string("cannot stat: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  if (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)) return std::vector<std::uint8_t>{};
+  if (!S_ISFIFO(st.st_mode)) {
+    *why = std::string("not a regular file (a ") + in.kind_name() + ")";
+    return std::nullopt;
+  }
+  return AwaitWriter(in.fd(), why);
+}
+
+namespace {
+bool g_stdin_closed = false;
+}  // namespace
+
+void GuardStandardDescriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // open() returns the lowest free descriptor: this one.
+    const int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (fd == 0) g_stdin_closed = true;
+    if (opened != fd && opened >= 0) ::close(opened);
+  }
+}
+
+bool StandardInputClosed() { return g_stdin_closed; }
 
 }  // namespace kiln::cli

@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "kiln/base/input_file.h"
 #include "kiln/stream.h"
 
 namespace kiln::cli {
@@ -33,6 +36,22 @@ struct StreamOutcome {
 // it is a terminal and the block is large.
 [[nodiscard]] StreamOutcome ReadStream(int fd, StreamValidator& v, const StreamSink& sink,
                                        std::ostream& err, const std::string& label);
+
+// Called first thing in main: a descriptor 0, 1 or 2 the caller left closed
+// is opened on /dev/null, so no file kiln opens (an output's temporary file)
+// can become "standard input" or "standard output" by accident. Standard
+// input that was closed is remembered: reading it is an I/O error.
+void GuardStandardDescriptors();
+[[nodiscard]] bool StandardInputClosed();
+
+// Makes an input opened with base::InputFile (O_NONBLOCK) ready to be read
+// as a stream: a regular file or a socket as it is; a FIFO once it has a
+// writer, waiting at most 2 s for one (a planted FIFO cannot hang kiln).
+// Returns the bytes it had to read to learn that (at most one: feed them
+// first), or nullopt with *why for anything else (a device, a directory, a
+// FIFO nobody writes to).
+[[nodiscard]] std::optional<std::vector<std::uint8_t>> PrepareStream(const base::InputFile& in,
+                                                                     std::string* why);
 
 }  // namespace kiln::cli
 

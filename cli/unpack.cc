@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -141,16 +143,33 @@ int WriteOutputs(const Directory& dir, int dirfd, const std::string& dir_path, s
   return e.empty() ? kExitOk : failed(e);
 }
 
-// DIR must be absent, an empty directory, or (with --force) a directory.
-bool TargetAllowed(const std::string& target, bool replace, std::ostream& err) {
+// Whether the file `in` lies somewhere below the directory `dir` (both
+// resolved, links included). --force replaces DIR whole, so it would delete
+// an input kept inside it.
+bool Inside(const std::string& in, const std::string& dir) {
+  char in_real[PATH_MAX];
+  char dir_real[PATH_MAX];
+  if (::realpath(in.c_str(), in_real) == nullptr || ::realpath(dir.c_str(), dir_real) == nullptr) {
+    return false;
+  }
+  const std::string_view d(dir_real);
+  const std::string_view f(in_real);
+  return f.size() > d.size() && f.substr(0, d.size()) == d && (d == "/" || f[d.size()] == '/');
+}
+
+// DIR must be absent, an empty directory, or (with --force) a directory
+// that does not hold the input.
+bool TargetAllowed(const std::string& in, const std::string& target, bool replace,
+                   std::ostream& err) {
   std::string why;
   switch (InspectTarget(target, &why)) {
     case TargetState::kAbsent:
     case TargetState::kEmptyDirectory:
       return true;
     case TargetState::kDirectory:
-      if (replace) return true;
-      why = "a directory with files in it exists (use --force to replace it)";
+      if (replace && !Inside(in, target)) return true;
+      why = replace ? "holds the input, which --force would delete with the rest of DIR"
+                    : "a directory with files in it exists (use --force to replace it)";
       break;
     case TargetState::kNotADirectory:
     case TargetState::kError:
@@ -217,7 +236,7 @@ int RunUnpack(const std::vector<std::string>& args, std::ostream& out, std::ostr
     err << base::Escape(in) << ": " << parsed.error().ToString() << "\n";
     return kExitInvalid;
   }
-  if (!TargetAllowed(target, a.replace, err)) return kExitUsage;
+  if (!TargetAllowed(in, target, a.replace, err)) return kExitUsage;
   StagedDirectory staged(target);
   if (!staged.ok()) {
     err << "kiln unpack: " << base::Escape(target) << ": " << base::Escape(staged.error()) << "\n";

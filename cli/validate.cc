@@ -44,52 +44,13 @@ StreamVerdict IoError(std::string why) {
   return verdict;
 }
 
-// How long `validate` waits for a named FIFO to get a writer. open() with
-// O_NONBLOCK never blocks; a FIFO with no writer then reads as end of file,
-// which would be a false FRAME verdict, and waiting without a bound is the
-// hang an attacker who plants a FIFO wants. So kiln waits this long for a
-// writer (or for its first byte), then gives up with an I/O error (exit 2).
-// A writer that is connected may be slow: once one is there, kiln waits for
-// data as it does on standard input.
-constexpr int kFifoWriterWaitMs = 2000;
-
-// Waits for a writer on a FIFO opened O_NONBLOCK. Returns the byte it read
-// (at most one, so a hostile header still costs at most 64 bytes), an empty
-// vector when a writer is connected but has sent nothing yet, or nullopt
-// when none came in time (or reading failed: `*why`).
-std::optional<std::vector<std::uint8_t>> AwaitWriter(int fd, std::string* why) {
-  for (int waited = 0;;) {
-    std::uint8_t byte = 0;
-    const ssize_t n = ::read(fd, &byte, 1);
-    if (n == 1) return std::vector<std::uint8_t>{byte};
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return std::vector<std::uint8_t>{};
-    if (n < 0 && errno != EINTR) {
-      *why = std::string("read: ") + std::strerror(errno);
-      return std::nullopt;
-    }
-    // n == 0: no writer has the FIFO open (yet).
-    if (waited >= kFifoWriterWaitMs) {
-      *why = absl::StrFormat("a FIFO with no writer (waited %d ms)", kFifoWriterWaitMs);
-      return std::nullopt;
-    }
-    ::usleep(20'000);  // poll() cannot wait for a writer to connect: it sees EOF
-    waited += 20;
-  }
-}
-
-// Validates "-" (standard input) or a pipe or socket named on the command
-// line as a stream. Other kinds that are not regular files (devices,
+// Validates a pipe or socket named on the command line as a stream (a FIFO
+// once it has a writer). Other kinds that are not regular files (devices,
 // directories) are refused, as every command refuses them.
 StreamVerdict ValidateStreamPath(const base::InputFile& in, const std::string& path,
                                  const Options& options, std::ostream& err) {
-  struct stat st {};
-  if (::fstat(in.fd(), &st) != 0)
-    return IoError(std::string("cannot stat: ") + std::strerror(errno));
-  if (S_ISSOCK(st.st_mode)) return ValidateStream(in.fd(), path, options, err);
-  if (!S_ISFIFO(st.st_mode))
-    return IoError(std::string("not a regular file (a ") + in.kind_name() + ")");
   std::string why;
-  const std::optional<std::vector<std::uint8_t>> first = AwaitWriter(in.fd(), &why);
+  const std::optional<std::vector<std::uint8_t>> first = PrepareStream(in, &why);
   if (!first) return IoError(why);
   return ValidateStream(in.fd(), path, options, err, *first);
 }
@@ -105,7 +66,10 @@ StreamVerdict ValidateMapped(const std::string& path, const Options& options) {
 }
 
 StreamVerdict Validate(const std::string& path, const Options& options, std::ostream& err) {
-  if (path == "-") return ValidateStream(STDIN_FILENO, path, options, err);
+  if (path == "-") {
+    if (StandardInputClosed()) return IoError("standard input is closed");
+    return ValidateStream(STDIN_FILENO, path, options, err);
+  }
   const base::InputFile in(path);  // O_NONBLOCK: a FIFO cannot block the open
   if (!in.ok()) return IoError(in.error());
   if (in.kind() == base::InputKind::kRegular) return ValidateMapped(path, options);

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -152,6 +154,60 @@ TEST(CliIo, ConvertLimitsTheKilnInput) {
       RunKiln("convert --max-tensors 3 " + out + " " + Quote(tmp / "back.klnt"), "2>&1");
   EXPECT_EQ(back.status, 0) << back.out;
   EXPECT_EQ(RunKiln("convert " + in + " " + out + " --max-block-bytes", "2>&1").status, 2);
+}
+
+// Before the fix `ingest --from FIFO` opened the FIFO blocking and waited for
+// a writer forever; now it waits a bounded time, as validate does.
+TEST(CliIo, IngestFromAFifoWithNoWriterGivesUp) {
+  TempDir tmp;
+  ASSERT_EQ(::mkfifo((tmp / "in").c_str(), 0600), 0);
+  const Outcome r =
+      RunKiln("ingest --from " + Quote(tmp / "in") + " " + Quote(tmp / "out.klnt"), "2>&1");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("a FIFO with no writer"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(tmp / "out.klnt"));
+  for (const auto& e : fs::directory_iterator(tmp.path())) {
+    EXPECT_FALSE(e.path().filename().string().starts_with(".kiln-")) << e.path();
+  }
+}
+
+// Before the fix a closed standard input let the output's temporary file
+// become descriptor 0, and ingest read its own output back as the upload.
+TEST(CliIo, ClosedStandardInputIsAnIoError) {
+  TempDir tmp;
+  const Outcome ingest = RunKiln("ingest " + Quote(tmp / "out.klnt"), "2>&1", "<&-");
+  EXPECT_EQ(ingest.status, 2) << ingest.out;
+  EXPECT_NE(ingest.out.find("standard input is closed"), std::string::npos) << ingest.out;
+  EXPECT_FALSE(fs::exists(tmp / "out.klnt"));
+  const Outcome validate = RunKiln("validate -", "2>&1", "<&-");
+  EXPECT_EQ(validate.status, 2) << validate.out;
+  EXPECT_NE(validate.out.find("standard input is closed"), std::string::npos) << validate.out;
+}
+
+// Before the fix a reader that went away (`kiln validate ... | head -1`)
+// killed kiln with SIGPIPE: no message, status 141 in a shell.
+TEST(CliIo, ReaderThatGoesAwayIsExit2) {
+  TempDir tmp;
+  std::string files;
+  for (int i = 0; i < 3000; ++i) files += " " + Golden("kiln-v2-f32");  // > 64 KiB of report
+  const std::string status = tmp / "status";
+  const std::string cmd = "{ timeout 60 " + Quote(KILN_BINARY) + " validate" + files +
+                          " 2>/dev/null; echo $? > " + Quote(status) + "; } | true";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(status);
+  int code = -1;
+  in >> code;
+  EXPECT_EQ(code, 2);
+}
+
+// Before the fix convert's list of the metadata it cannot carry over, on
+// stderr, could be lost (2>/dev/full) while the run said success.
+TEST(CliIo, LostMetadataReportIsExit2) {
+  TempDir tmp;
+  const std::string gguf = std::string(KILN_GOLDEN_DIR) + "/../corpus/gguf/model.gguf";
+  const std::string args = "convert " + Quote(gguf) + " " + Quote(tmp / "o.klnt");
+  ASSERT_EQ(RunKiln(args, "2>/dev/null").status, 0);
+  EXPECT_EQ(RunKiln(args, "2>/dev/full").status, 2);
 }
 
 }  // namespace

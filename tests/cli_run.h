@@ -22,10 +22,12 @@ inline std::string Quote(const std::string& s) {
 }
 
 // Runs `KILN_BINARY args` with `redirects` appended (e.g. "2>&1", or
-// "2>&1 >/dev/full"); collects stdout. At most 60 seconds.
-inline Outcome RunKiln(const std::string& args, const std::string& redirects) {
+// "2>&1 >/dev/full") and standard input from `input` ("<&-" closes it);
+// collects stdout. At most 60 seconds.
+inline Outcome RunKiln(const std::string& args, const std::string& redirects,
+                       const std::string& input = "</dev/null") {
   const std::string cmd =
-      "timeout 60 " + Quote(KILN_BINARY) + " " + args + " " + redirects + " </dev/null";
+      "timeout 60 " + Quote(KILN_BINARY) + " " + args + " " + redirects + " " + input;
   FILE* p = popen(cmd.c_str(), "r");
   Outcome r{-1, ""};
   if (p == nullptr) return r;

@@ -183,19 +183,24 @@ TEST(UnpackSafety, ForceOverAnEarlierUnpackLeavesNothingStale) {
 // Before the fix `unpack --force DIR/tensor-00000.npy DIR` truncated its own
 // (memory-mapped) input while reading it. Now DIR is built beside the old
 // one and swapped in; the mapping of the old input stays valid.
+// Before the fix `unpack --force DIR/tensor-00000.npy DIR` truncated its own
+// input while reading it; and --force replaces DIR whole, so an input kept
+// in DIR (under any name) would be deleted. Refused: DIR and the input stay.
 TEST(UnpackSafety, DirHoldingItsOwnInput) {
   TempDir tmp;
   WriteBlock(tmp / "seed.klnt", {"x"});
   ASSERT_EQ(Unpack({tmp / "seed.klnt", tmp / "out"}).status, 0);
   WriteBlock(tmp / "out/tensor-00000.npy", {"a", "b", "c"}, 4096);  // a block, by that name
-  const Outcome r = Unpack({"--force", tmp / "out/tensor-00000.npy", tmp / "out"});
-  ASSERT_EQ(r.status, 0) << r.err;
-  for (int i = 0; i < 3; ++i) {
-    const std::vector<std::uint8_t> npy =
-        ReadBytes(tmp / ("out/tensor-0000" + std::to_string(i) + ".npy"));
-    ASSERT_EQ(npy.size(), 128u + 4096u) << i;
-    EXPECT_EQ(std::count(npy.begin() + 128, npy.end(), i + 1), 4096) << i;
+  WriteBlock(tmp / "out/in.klnt", {"a"}, 64);
+  const std::vector<std::uint8_t> before = ReadBytes(tmp / "out/tensor-00000.npy");
+  for (const char* input : {"out/tensor-00000.npy", "out/in.klnt"}) {
+    const Outcome r = Unpack({"--force", tmp / input, tmp / "out"});
+    EXPECT_EQ(r.status, 2) << input << "\n" << r.err;
+    EXPECT_NE(r.err.find("holds the input"), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::exists(tmp / input)) << input;
   }
+  EXPECT_EQ(ReadBytes(tmp / "out/tensor-00000.npy"), before);
+  EXPECT_TRUE(fs::exists(tmp / "out/index.tsv"));
 }
 
 // Before the fix a 12.8 MB block of 100,001 tiny tensors made 100,002 files.

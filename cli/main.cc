@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "kiln/base/output_file.h"
 
 namespace {
 
@@ -118,6 +119,9 @@ int Run(std::string_view command, const std::vector<std::string>& rest) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A temporary output (.kiln-XXXXXX) is removed when kiln is killed by
+  // SIGINT, SIGTERM or SIGHUP; the signal is then re-raised.
+  kiln::base::InstallSignalCleanup();
   if (argc < 2) return Usage("missing command");
   const std::string_view command = argv[1];
   return Finish(command, Run(command, std::vector<std::string>(argv + 2, argv + argc)));

@@ -85,7 +85,9 @@ std::optional<int> ParseArgs(const std::vector<std::string>& args, IngestArgs* a
 int Ingest(int fd, std::span<const std::uint8_t> first, const IngestArgs& a, std::ostream& out,
            std::ostream& err) {
   const std::string source = a.from.empty() ? "-" : a.from;
-  OutputFile file(a.out);
+  // Without --force, OUT is never replaced, even if it appears during the
+  // upload (the check in RunIngest only saves reading a doomed upload).
+  OutputFile file(a.out, a.force ? base::Replace::kAllowed : base::Replace::kNever);
   if (!file.ok()) {
     err << "kiln ingest: " << base::Escape(a.out) << ": " << file.error() << "\n";
     return kExitUsage;

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "kiln/base/output_file.h"
 #include "stream_input.h"
 
 namespace {
@@ -129,6 +130,9 @@ int main(int argc, char** argv) {
   // A reader that goes away (kiln validate ... | head -1) is a failed write
   // of the report, exit 2 with a message, not a silent death by SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
+  // A temporary output (.kiln-XXXXXX) is removed when kiln is killed by
+  // SIGINT, SIGTERM or SIGHUP; the signal is then re-raised.
+  kiln::base::InstallSignalCleanup();
   if (argc < 2) return Usage("missing command");
   const std::string_view command = argv[1];
   return Finish(command, Run(command, std::vector<std::string>(argv + 2, argv + argc)));

@@ -64,9 +64,15 @@ StagedDirectory::StagedDirectory(std::string target)
     : target_(std::move(target)), parent_(base::DirectoryOf(target_)) {
   std::error_code ec;
   fs::create_directories(parent_, ec);  // an error shows in mkdtemp's
-  path_ = MakeTempDirectory(parent_);
+  int e = 0;
+  {
+    const base::SignalsHeld held;  // created and listed as one step
+    path_ = MakeTempDirectory(parent_);
+    e = errno;
+    if (!path_.empty()) slot_ = base::ListTemporary(path_.c_str(), base::TemporaryKind::kDirectory);
+  }
   if (path_.empty()) {
-    Fail("cannot create a directory beside it", errno);
+    Fail("cannot create a directory beside it", e);
     return;
   }
   fd_ = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -77,6 +83,12 @@ StagedDirectory::~StagedDirectory() {
   if (fd_ >= 0) ::close(fd_);
   std::error_code ec;
   if (!path_.empty()) fs::remove_all(path_, ec);
+  Unlist();
+}
+
+void StagedDirectory::Unlist() {
+  base::UnlistTemporary(slot_);
+  slot_ = -1;
 }
 
 bool StagedDirectory::Fail(const std::string& what, int error_number) {
@@ -99,6 +111,7 @@ bool StagedDirectory::Commit(bool replace) {
   }
   if (replace && state == TargetState::kDirectory) return Swap();
   // Absent, or an empty directory (which rename replaces atomically).
+  const base::SignalsHeld held;  // renamed and unlisted as one step
   if (::rename(path_.c_str(), target_.c_str()) != 0) {
     if (errno == ENOTEMPTY || errno == EEXIST) {
       error_ = "exists (use --force to replace it)";
@@ -107,6 +120,7 @@ bool StagedDirectory::Commit(bool replace) {
     return Fail("rename into place", errno);
   }
   path_.clear();
+  Unlist();
   SyncDirectory(parent_);
   return true;
 }
@@ -138,6 +152,7 @@ bool StagedDirectory::Swap() {
     return Fail("rename into place", errno);
   }
   path_.clear();
+  Unlist();  // what is left at a temporary name is the earlier directory
   SyncDirectory(parent_);
   std::error_code ec;
   fs::remove_all(old, ec);  // unlinks links, never follows them

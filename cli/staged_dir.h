@@ -14,6 +14,8 @@
 //   that fails; only then is the old one removed. If removing it fails, the
 //   new directory is in place and complete and the old one's path is
 //   reported.
+// - kiln killed by SIGINT, SIGTERM or SIGHUP before Commit: the handler
+//   (base::InstallSignalCleanup) empties and removes the staging directory.
 // Nothing here follows a symlink: the target itself may not be one, and
 // removal (std::filesystem::remove_all) unlinks links, never their targets.
 #ifndef KILN_CLI_STAGED_DIR_H_
@@ -53,11 +55,13 @@ class StagedDirectory {
  private:
   bool Fail(const std::string& what, int error_number);
   bool Swap();
+  void Unlist();
 
   std::string target_;
   std::string parent_;
   std::string path_;  // the staging directory; empty once committed
   int fd_ = -1;
+  int slot_ = -1;  // in base's temporaries table (removed if kiln is killed)
   std::string error_;
 };
 

@@ -8,9 +8,7 @@
 #include <cstring>
 
 namespace kiln::base {
-namespace {
-
-const char* KindName(mode_t mode) {
+const char* FileKindName(mode_t mode) {
   if (S_ISREG(mode)) return "regular file";
   if (S_ISFIFO(mode)) return "FIFO";
   if (S_ISSOCK(mode)) return "socket";
@@ -19,8 +17,6 @@ const char* KindName(mode_t mode) {
   if (S_ISDIR(mode)) return "directory";
   return "special file";
 }
-
-}  // namespace
 
 InputFile::InputFile(const std::string& path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -35,7 +31,7 @@ InputFile::InputFile(const std::string& path) {
     fd_ = -1;
     return;
   }
-  kind_name_ = KindName(st.st_mode);
+  kind_name_ = FileKindName(st.st_mode);
   if (S_ISREG(st.st_mode)) {
     kind_ = InputKind::kRegular;
     size_ = static_cast<std::uint64_t>(st.st_size);

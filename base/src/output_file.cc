@@ -1,15 +1,22 @@
 #include "kiln/base/output_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "kiln/base/input_file.h"
 
 namespace kiln::base {
 namespace {
@@ -23,7 +30,107 @@ mode_t CreateMode() {
   return static_cast<mode_t>(0666 & ~mask);
 }
 
+// One entry of the temporaries table. `state` says what `path` holds; the
+// handler reads a path only in state kListedFile or kListedDirectory, which
+// is stored after the path is complete.
+enum SlotState : int { kFree, kClaimed, kListedFile, kListedDirectory };
+struct Slot {
+  std::atomic<int> state{kFree};  // lock-free, so safe in a signal handler
+  char path[PATH_MAX];
+};
+Slot g_slots[kMaxTemporaries];
+static_assert(std::atomic<int>::is_always_lock_free);
+
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// Empties the directory `path` (plain files only: kiln's staging directory)
+// and removes it, with async-signal-safe calls (getdents64 as a raw system
+// call; readdir may allocate). Repeats while a pass removed something,
+// since unlinking during the listing may skip entries.
+void RemoveDirectoryInHandler(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    alignas(8) char buf[4096];
+    for (int pass = 0; pass < 64; ++pass) {
+      bool removed = false;
+      (void)::lseek(fd, 0, SEEK_SET);
+      for (;;) {
+        const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
+        if (n <= 0) break;
+        for (long at = 0; at < n;) {
+          const auto* d = reinterpret_cast<const struct dirent64*>(buf + at);
+          at += d->d_reclen;
+          const char* name = d->d_name;
+          if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+          if (::unlinkat(fd, name, 0) == 0) removed = true;
+        }
+      }
+      if (!removed) break;
+    }
+    ::close(fd);
+  }
+  (void)::rmdir(path);
+}
+
+void OnCleanupSignal(int sig) {
+  const int saved = errno;
+  RemoveListedTemporaries();
+  // The default action, raised again: delivered as the handler returns.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  (void)::sigaction(sig, &dfl, nullptr);
+  (void)::raise(sig);
+  errno = saved;
+}
+
 }  // namespace
+
+int ListTemporary(const char* path, TemporaryKind kind) {
+  const std::size_t length = std::strlen(path);
+  if (length >= PATH_MAX) return -1;
+  for (int i = 0; i < kMaxTemporaries; ++i) {
+    int expected = kFree;
+    if (!g_slots[i].state.compare_exchange_strong(expected, kClaimed)) continue;
+    std::memcpy(g_slots[i].path, path, length + 1);
+    g_slots[i].state.store(kind == TemporaryKind::kFile ? kListedFile : kListedDirectory);
+    return i;
+  }
+  return -1;
+}
+
+void UnlistTemporary(int slot) {
+  if (slot >= 0 && slot < kMaxTemporaries) g_slots[slot].state.store(kFree);
+}
+
+void RemoveListedTemporaries() {
+  for (Slot& slot : g_slots) {
+    const int state = slot.state.load();
+    if (state == kListedFile) (void)::unlink(slot.path);
+    if (state == kListedDirectory) RemoveDirectoryInHandler(slot.path);
+  }
+}
+
+void InstallSignalCleanup() {
+  for (const int sig : kCleanupSignals) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+    struct sigaction act {};
+    act.sa_handler = OnCleanupSignal;
+    sigemptyset(&act.sa_mask);
+    for (const int other : kCleanupSignals) sigaddset(&act.sa_mask, other);
+    (void)::sigaction(sig, &act, nullptr);
+  }
+}
+
+SignalsHeld::SignalsHeld() {
+  sigset_t block;
+  sigemptyset(&block);
+  for (const int sig : kCleanupSignals) sigaddset(&block, sig);
+  (void)::pthread_sigmask(SIG_BLOCK, &block, &saved_);
+}
+
+SignalsHeld::~SignalsHeld() { (void)::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
 
 std::string DirectoryOf(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
@@ -32,14 +139,22 @@ std::string DirectoryOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
-OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
+OutputFile::OutputFile(std::string path, Replace replace)
+    : path_(std::move(path)), replace_(replace) {
+  if (RefuseSpecialTarget()) return;
   std::string name = DirectoryOf(path_) + kTempName;
   if (name.starts_with("//")) name.erase(0, 1);
   std::vector<char> buffer(name.begin(), name.end());
   buffer.push_back('\0');
-  fd_ = ::mkstemp(buffer.data());  // O_CREAT | O_EXCL | O_RDWR, mode 0600
+  int e = 0;
+  {
+    const SignalsHeld held;          // created and listed as one step
+    fd_ = ::mkstemp(buffer.data());  // O_CREAT | O_EXCL | O_RDWR, mode 0600
+    e = errno;
+    if (fd_ >= 0) slot_ = ListTemporary(buffer.data(), TemporaryKind::kFile);
+  }
   if (fd_ < 0) {
-    Fail("cannot create a temporary file in its directory", errno);
+    Fail("cannot create a temporary file in its directory", e);
     return;
   }
   tmp_ = buffer.data();
@@ -47,9 +162,28 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   if (::fchmod(fd_, CreateMode()) != 0) Fail("chmod", errno);
 }
 
+// A FIFO, device, socket or directory at the target is never replaced (nor
+// opened): true, with the error set, when one is there.
+bool OutputFile::RefuseSpecialTarget() {
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) != 0) return false;  // absent: fine
+  if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return false;
+  errno_ = S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
+  error_ = std::string("exists and is not a regular file (a ") + FileKindName(st.st_mode) + ")";
+  return true;
+}
+
 OutputFile::~OutputFile() {
   if (fd_ >= 0) ::close(fd_);
+  RemoveTemporary();
+}
+
+void OutputFile::RemoveTemporary() {
+  const SignalsHeld held;
   if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  tmp_.clear();
+  UnlistTemporary(slot_);
+  slot_ = -1;
 }
 
 bool OutputFile::Fail(const char* what, int error_number) {
@@ -57,8 +191,7 @@ bool OutputFile::Fail(const char* what, int error_number) {
   error_ = std::string(what) + ": " + std::strerror(error_number);
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  if (!tmp_.empty()) ::unlink(tmp_.c_str());
-  tmp_.clear();
+  RemoveTemporary();
   return false;
 }
 
@@ -78,14 +211,40 @@ bool OutputFile::Commit() {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) return Fail("close", errno);
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) return Fail("rename into place", errno);
-  tmp_.clear();
+  if (!MoveIntoPlace()) return false;
   // Make the rename itself durable; the file is in place either way.
   const int dir = ::open(DirectoryOf(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {
     (void)::fsync(dir);
     ::close(dir);
   }
+  return true;
+}
+
+// Renames the temporary to the target (never over an existing one with
+// Replace::kNever) and unlists it; false with the error set.
+bool OutputFile::MoveIntoPlace() {
+  const SignalsHeld held;  // renamed and unlisted as one step
+  int rc = 0;
+  if (replace_ == Replace::kAllowed) {
+    rc = ::rename(tmp_.c_str(), path_.c_str());
+  } else {
+    rc = ::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE);
+    if (rc != 0 && (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP)) {
+      // No RENAME_NOREPLACE here: link() fails with EEXIST just the same.
+      rc = ::link(tmp_.c_str(), path_.c_str());
+      if (rc == 0) (void)::unlink(tmp_.c_str());
+    }
+  }
+  if (rc != 0) {
+    const int e = errno;
+    Fail("rename into place", e);
+    if (e == EEXIST) error_ = "exists (use --force to replace it)";
+    return false;
+  }
+  tmp_.clear();
+  UnlistTemporary(slot_);
+  slot_ = -1;
   return true;
 }
 

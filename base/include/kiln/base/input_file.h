@@ -9,6 +9,8 @@
 #ifndef KILN_BASE_INPUT_FILE_H_
 #define KILN_BASE_INPUT_FILE_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -45,6 +47,10 @@ class InputFile {
   std::uint64_t size_ = 0;
   std::string error_;
 };
+
+// "regular file", "FIFO", "socket", "character device", "block device",
+// "directory" or "special file", for a stat() st_mode.
+[[nodiscard]] const char* FileKindName(mode_t mode);
 
 }  // namespace kiln::base
 

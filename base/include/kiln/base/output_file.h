@@ -12,9 +12,21 @@
 // - an output may replace an input that is memory-mapped: the input's inode
 //   is never truncated;
 // - the temporary name does not grow with the target's, so any name the
-//   file system accepts for the target works.
+//   file system accepts for the target works;
+// - a target that exists and is neither a regular file nor a symlink (a
+//   FIFO, device, socket or directory) is refused before anything is
+//   created: "exists and is not a regular file (a FIFO)";
+// - with Replace::kNever, Commit() never replaces a target, even one created
+//   while the file was being written (renameat2 RENAME_NOREPLACE, or link()
+//   then unlink() where the file system lacks it): "exists (use --force to
+//   replace it)", error_number() EEXIST;
+// - every temporary is listed in a fixed table (below) while it exists, so
+//   a process that installs InstallSignalCleanup() removes it when killed by
+//   SIGINT, SIGTERM or SIGHUP. SIGKILL cannot be caught: its temporary stays.
 #ifndef KILN_BASE_OUTPUT_FILE_H_
 #define KILN_BASE_OUTPUT_FILE_H_
+
+#include <signal.h>
 
 #include <cstdint>
 #include <span>
@@ -22,10 +34,13 @@
 
 namespace kiln::base {
 
+// Whether Commit() may replace an existing target.
+enum class Replace { kAllowed, kNever };
+
 class OutputFile {
  public:
   // Creates the temporary file next to `path`. On failure ok() is false.
-  explicit OutputFile(std::string path);
+  explicit OutputFile(std::string path, Replace replace = Replace::kAllowed);
   // Without a successful Commit(), removes the temporary file.
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
@@ -48,9 +63,14 @@ class OutputFile {
 
  private:
   bool Fail(const char* what, int error_number);
+  bool RefuseSpecialTarget();
+  bool MoveIntoPlace();
+  void RemoveTemporary();
 
   std::string path_;
+  Replace replace_;
   std::string tmp_;
+  int slot_ = -1;  // in the temporaries table, -1 when not listed
   int fd_ = -1;
   int errno_ = 0;
   std::string error_;
@@ -69,6 +89,43 @@ class OutputFile {
 // that own a fresh private directory (kiln unpack's mkdtemp one), where the
 // directory, not each file, is renamed into place.
 [[nodiscard]] int OpenNewFileAt(int dirfd, const std::string& name);
+
+// The temporaries table: what a signal handler removes. Fixed size, no
+// allocation, read by the handler with async-signal-safe calls only. A
+// temporary that does not fit (more than kMaxTemporaries at once, or a path
+// of PATH_MAX bytes or more) is not listed: it is still removed on every
+// ordinary exit, just not when killed.
+inline constexpr int kMaxTemporaries = 16;
+enum class TemporaryKind { kFile, kDirectory };
+
+// Lists `path`; returns its slot, or -1 when it does not fit.
+[[nodiscard]] int ListTemporary(const char* path, TemporaryKind kind);
+// Forgets a slot (after the rename or the removal); -1 is ignored.
+void UnlistTemporary(int slot);
+// Removes every listed temporary: unlink for a file; for a directory
+// (kiln unpack's staging directory, which holds only the plain files kiln
+// created in it) unlinkat of each entry, then rmdir. Async-signal-safe.
+void RemoveListedTemporaries();
+// Installs handlers for SIGINT, SIGTERM and SIGHUP (a signal ignored at
+// startup, e.g. SIGHUP under nohup, stays ignored) that call
+// RemoveListedTemporaries(), restore the default action and raise the
+// signal again, so the exit status still says "killed by signal". For
+// programs (kiln's main); the library never installs handlers.
+void InstallSignalCleanup();
+
+// Blocks SIGINT, SIGTERM and SIGHUP in this thread for its lifetime, so a
+// temporary's creation and its listing (or its rename and unlisting) happen
+// as one step for the handler.
+class SignalsHeld {
+ public:
+  SignalsHeld();
+  ~SignalsHeld();
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t saved_;
+};
 
 }  // namespace kiln::base
 

@@ -55,9 +55,19 @@ def open_source(source: Source) -> Tuple[memoryview, object]:
             view = view.cast("B")
         return view, _kiln.Pinned(view)
     if isinstance(source, (str, os.PathLike)):
-        mapping = _kiln.Mapping(os.fsencode(source))
+        mapping = _kiln.Mapping(fs_path(source))
         return memoryview(mapping), mapping
     raise TypeError(f"source must be a path or a bytes-like object, not {type(source).__name__}")
+
+
+def fs_path(path: "Union[str, os.PathLike[str]]") -> bytes:
+    """The path as the file system sees it; ValueError for an embedded NUL,
+    as open() raises (the C++ side would otherwise stop at the NUL and use
+    another file)."""
+    encoded = os.fsencode(path)
+    if b"\0" in encoded:
+        raise ValueError("embedded null byte in path")
+    return encoded
 
 
 def _check_numpy_can_hold(info: TensorInfo, itemsize: int) -> None:

@@ -16,7 +16,7 @@ from typing import Dict, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from . import _kiln
-from ._core import Block, Source
+from ._core import Block, Source, fs_path
 from ._info import Key
 
 __all__ = ["load_file", "load", "save_file", "save"]
@@ -108,7 +108,7 @@ def save_file(tensors: Tensors, path: Union[str, "os.PathLike[str]"],
     _no_metadata(metadata)
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be str or os.PathLike, not {type(path).__name__}")
-    _kiln.write(_entries(tensors), os.fsencode(path))
+    _kiln.write(_entries(tensors), fs_path(path))
 
 
 def _no_metadata(metadata: Optional[dict]) -> None:

@@ -142,3 +142,17 @@ def test_threads_share_a_file_and_objects(tmp_path):
             kn.load(kn.save({"x": np.arange(1000)}))
 
     run_in_threads(work, 8)
+
+
+def test_path_with_a_nul_byte_is_value_error(tmp_path):
+    # Before the fix the C++ side stopped at the NUL: validate("x.klnt\0y")
+    # checked x.klnt, and save_file to "a\0b" wrote "a".
+    good = tmp_path / "x.klnt"
+    kiln.numpy.save_file({"w": np.zeros(2, np.float32)}, good)
+    for call in (lambda p: kiln.validate(p), lambda p: kiln.inspect(p),
+                 lambda p: kiln.numpy.load_file(p), lambda p: kiln.safe_open(p)):
+        with pytest.raises(ValueError, match="null byte"):
+            call(str(good) + "\0y")
+    with pytest.raises(ValueError, match="null byte"):
+        kiln.numpy.save_file({"w": np.zeros(2, np.float32)}, str(tmp_path / "a") + "\0b")
+    assert not (tmp_path / "a").exists()

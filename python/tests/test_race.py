@@ -67,6 +67,9 @@ def test_mapped_file_rewritten_while_parsed_returns_checked_values(tmp_path):
     fd = os.open(path, os.O_RDWR)
     try:
         # A crash (the old double fetch) kills the test run.
-        assert unchecked_values(str(path), lambda v, at: os.pwrite(fd, struct.pack("<Q", v), at)) == []
+        def put(v, at):
+            os.pwrite(fd, struct.pack("<Q", v), at)
+
+        assert unchecked_values(str(path), put) == []
     finally:
         os.close(fd)

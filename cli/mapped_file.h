@@ -3,7 +3,7 @@
 //
 // Another process may write the file while kiln reads it (finding F3). The
 // first StablePrefixLength bytes (a Kiln block's header, descriptors and name
-// heap; a foreign file's first 64 MiB) are made this process's own copy before
+// heap; a foreign file's first 16 MiB) are made this process's own copy before
 // anything parses them, so what was checked is what is read later. The rest
 // (payload bytes and gaps) can still change under us: P2 reads each gap once,
 // unpack and convert copy payloads once, and every size and offset comes from

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "kiln/base/input_file.h"
+#include "kiln/base/private_prefix.h"
+#include "kiln/stable_prefix.h"
 
 namespace kiln::cli {
 
@@ -27,11 +29,21 @@ MappedFile::MappedFile(const std::string& path) {
     return;
   }
   size_ = static_cast<std::size_t>(file.size());
-  map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
+  // Writable so that PrivatizePrefix can take this process's own copy of the
+  // header and directory (other processes' writes show through a MAP_PRIVATE
+  // map until then); read-only again before anything is parsed.
+  map_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, file.fd(), 0);
   if (map_ == MAP_FAILED) {
     map_ = nullptr;
     size_ = 0;
     error_ = std::string("cannot map: ") + std::strerror(errno);
+    return;
+  }
+  if (const int err = base::PrivatizePrefix(map_, size_, &StablePrefixLength); err != 0) {
+    ::munmap(map_, size_);
+    map_ = nullptr;
+    size_ = 0;
+    error_ = std::string("cannot protect the mapping: ") + std::strerror(err);
     return;
   }
   data_ = static_cast<const std::uint8_t*>(map_);

@@ -1,5 +1,14 @@
 // A read-only memory map of a whole file. Validation then touches only the
 // pages it reads: the header, the directory, the padding and the payload gaps.
+//
+// Another process may write the file while kiln reads it (finding F3). The
+// first StablePrefixLength bytes (a Kiln block's header, descriptors and name
+// heap; a foreign file's first 16 MiB) are made this process's own copy before
+// anything parses them, so what was checked is what is read later. The rest
+// (payload bytes and gaps) can still change under us: P2 reads each gap once,
+// unpack and convert copy payloads once, and every size and offset comes from
+// the private copy, so a change there cannot make kiln crash or read out of
+// bounds; it can only make the output differ from the bytes that were checked.
 #ifndef KILN_CLI_MAPPED_FILE_H_
 #define KILN_CLI_MAPPED_FILE_H_
 

@@ -91,7 +91,7 @@ class Block:
         limits = (check_limit("max_tensors", max_tensors),
                   check_limit("max_block_bytes", max_block_bytes),
                   check_limit("max_name_bytes", max_name_bytes))
-        # A writable view is parsed with the GIL held (_kiln.parse).
+        # Only bytes and mappings are parsed with the GIL released (_kiln.parse).
         view, self.exporter = open_source(source)
         header, records = _kiln.parse(view, *limits, bool(prefix))
         self.header: dict = header

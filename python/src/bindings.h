@@ -25,6 +25,15 @@ ParseOptions MakeOptions(std::optional<std::uint64_t> max_tensors,
                          std::optional<std::uint64_t> max_block_bytes,
                          std::optional<std::uint64_t> max_name_bytes, bool prefix);
 
+// True when the bytes `source` exports cannot change while they are parsed
+// with the GIL released: its exporter (through any memoryviews) is a `bytes`
+// object or a _kiln.Mapping, whose header and directory are this process's own
+// copy (kiln/base/private_prefix.h). A read-only view of anything else (a
+// bytearray, a NumPy array, an mmap object) may still be written by another
+// thread (finding F4): it is parsed with the GIL held. Other processes
+// writing shared memory behind such a buffer are the caller's contract.
+bool ParsesWithoutGil(py::handle source);  // mapping.cc
+
 void BindMapping(py::module_& m);  // mapping.cc: _kiln.Mapping
 void BindPinned(py::module_& m);   // pinned.cc: _kiln.Pinned
 void BindParse(py::module_& m);    // parse_binding.cc: _kiln.parse

@@ -1,7 +1,8 @@
 // A held buffer export (PEP 3118) of a bytes-like object, as contiguous bytes.
 //
 // While it lives the exporter cannot be resized (a bytearray raises
-// BufferError), so the span stays valid with the GIL released.
+// BufferError), so the span stays valid with the GIL released. Its bytes may
+// still change (a read-only view of a bytearray): see ParsesWithoutGil.
 #ifndef KILN_PYTHON_BUFFER_VIEW_H_
 #define KILN_PYTHON_BUFFER_VIEW_H_
 
@@ -30,9 +31,6 @@ class BufferView {
     if (view_.len <= 0) return {};
     return {static_cast<const std::uint8_t*>(view_.buf), static_cast<std::size_t>(view_.len)};
   }
-  // A read-only exporter cannot change while we read it with the GIL
-  // released; a writable one could, from another Python thread.
-  [[nodiscard]] bool readonly() const { return view_.readonly != 0; }
 
  private:
   Py_buffer view_{};

@@ -1,6 +1,8 @@
 // _kiln.Mapping: a file mapped read-only (MAP_PRIVATE) that exports a
-// read-only buffer. NumPy arrays made from it hold a reference to it, so the
-// mapping lives until the last of them is gone; it is unmapped then.
+// read-only buffer. Its header and directory are this process's own copy
+// (kiln/base/private_prefix.h), so other processes writing the file cannot
+// change them while they are parsed; payload bytes can still change. NumPy arrays made from it hold
+// a reference to it, so the mapping lives until the last of them is gone; it is unmapped then.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,6 +18,8 @@
 
 #include "bindings.h"
 #include "buffer_view.h"
+#include "kiln/base/private_prefix.h"
+#include "kiln/stable_prefix.h"
 
 namespace kiln::python {
 namespace {
@@ -86,10 +90,15 @@ class Mapping {
       return "too large to map";
     }
     const auto size = static_cast<std::size_t>(st.st_size);
-    void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       err = errno;
       return "cannot map";
+    }
+    if (const int e = base::PrivatizePrefix(p, size, &StablePrefixLength); e != 0) {
+      munmap(p, size);
+      err = e;
+      return "cannot protect the mapping";
     }
     data_ = p;
     size_ = size;
@@ -101,6 +110,15 @@ class Mapping {
 };
 
 }  // namespace
+
+bool ParsesWithoutGil(py::handle source) {
+  PyObject* exporter = source.ptr();
+  while (exporter != nullptr && PyMemoryView_Check(exporter)) {
+    exporter = PyMemoryView_GET_BUFFER(exporter)->obj;
+  }
+  return exporter != nullptr &&
+         (PyBytes_CheckExact(exporter) || py::isinstance<Mapping>(py::handle(exporter)));
+}
 
 void BindMapping(py::module_& m) {
   BindByteExporter<Mapping, const py::bytes&>(m, "Mapping", "path");

@@ -45,12 +45,12 @@ py::tuple ParseBuffer(const py::object& source, std::optional<std::uint64_t> max
   const ParseOptions options = MakeOptions(max_tensors, max_block_bytes, max_name_bytes, prefix);
   const std::span<const std::uint8_t> bytes = view.bytes();
   std::optional<Result<Directory>> parsed;
-  if (view.readonly()) {
+  if (ParsesWithoutGil(source)) {
     py::gil_scoped_release unlocked;
     parsed.emplace(Parse(bytes, options));
   } else {
-    // A writable buffer keeps the GIL: no Python thread may change the bytes
-    // while they are checked.
+    // Any other buffer, read-only views included, keeps the GIL: no Python
+    // thread may change the bytes while they are checked (F4).
     parsed.emplace(Parse(bytes, options));
   }
   if (!parsed->ok()) RaiseKilnError(parsed->error());

@@ -34,10 +34,10 @@ class PyStreamValidator {
     const BufferView view(chunk);
     StreamStatus status{};
     {
-      // Hold the GIL for a writable chunk: no Python thread may change it
-      // while it is read.
+      // Hold the GIL unless the chunk cannot change (bytes, a Mapping): no
+      // Python thread may change it while it is read (F4).
       std::optional<py::gil_scoped_release> unlocked;
-      if (view.readonly()) unlocked.emplace();
+      if (ParsesWithoutGil(chunk)) unlocked.emplace();
       const std::lock_guard<std::mutex> lock(mu_);
       status = validator_.Feed(view.bytes());
     }

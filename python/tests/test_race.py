@@ -1,0 +1,75 @@
+"""Finding F4: a read-only memoryview of a bytearray that another thread
+changes, and a mapped file that is rewritten while it is parsed. kiln.inspect
+must return only values that passed the rules (the parse holds the GIL for any
+buffer that is not bytes or a mapping; a mapping's directory is its own
+copy)."""
+
+import os
+import struct
+import threading
+import time
+
+import numpy as np
+
+import kiln
+import kiln.numpy
+
+COUNT = 5000
+LAST = COUNT - 1
+LENGTH_AT = 64 + 128 * LAST + 40  # the last descriptor's byte_length
+SHAPE_AT = 64 + 128 * LAST + 48  # and its shape[0]
+
+
+def make_block():
+    return kiln.numpy.save({f"t{i}": np.array([1.0, -2.0], np.float32) for i in range(COUNT)})
+
+
+def unchecked_values(source, put, seconds=2):
+    """Inspects source while a thread flips the last descriptor's shape[0] and
+    byte_length between valid and hostile values with put(value, at); returns
+    the (shape, length) results that were never valid."""
+    stop = False
+
+    def flip():
+        while not stop:
+            put(2**61, SHAPE_AT)
+            put(2**62, LENGTH_AT)
+            put(2, SHAPE_AT)
+            put(8, LENGTH_AT)
+
+    writer = threading.Thread(target=flip)
+    writer.start()
+    unchecked = []
+    end = time.monotonic() + seconds
+    try:
+        while time.monotonic() < end and not unchecked:
+            try:
+                t = kiln.inspect(source)[LAST]
+            except kiln.KilnError:
+                continue
+            if t.shape != (2,) or t.length != 8:
+                unchecked.append((t.shape, t.length))
+    finally:
+        stop = True
+        writer.join()
+    return unchecked
+
+
+def test_readonly_view_of_a_changing_bytearray_returns_checked_values():
+    buf = bytearray(make_block())
+    view = memoryview(buf).toreadonly()
+    assert unchecked_values(view, lambda v, at: struct.pack_into("<Q", buf, at, v)) == []
+
+
+def test_mapped_file_rewritten_while_parsed_returns_checked_values(tmp_path):
+    path = tmp_path / "race.klnt"
+    path.write_bytes(make_block())
+    fd = os.open(path, os.O_RDWR)
+    try:
+        # A crash (the old double fetch) kills the test run.
+        def put(v, at):
+            os.pwrite(fd, struct.pack("<Q", v), at)
+
+        assert unchecked_values(str(path), put) == []
+    finally:
+        os.close(fd)

@@ -73,15 +73,14 @@ void RemoveDirectoryInHandler(const char* path) {
 }
 
 void OnCleanupSignal(int sig) {
-  const int saved = errno;
   RemoveListedTemporaries();
-  // The default action, raised again: delivered as the handler returns.
+  // The default action, raised again: delivered as the handler returns and
+  // ends the process, so errno need not be restored.
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   (void)::sigaction(sig, &dfl, nullptr);
   (void)::raise(sig);
-  errno = saved;
 }
 
 }  // namespace

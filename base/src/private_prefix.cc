@@ -9,12 +9,18 @@
 namespace kiln::base {
 namespace {
 
-// Writes one byte of each page of [0, n): an atomic add of zero leaves the
-// byte as it is on the private copy (a plain read then write could store a
-// value read from the shared page before another process changed it).
+// Writes one byte of each page of [0, n), so the kernel gives this process
+// its own copy of the page. The write must really happen: an atomic add of
+// zero is "idempotent" and compilers may lower it to a fenced load (clang
+// does on x86-64), which copies nothing. A volatile read then write stores
+// the byte it read; if another process changed that byte in between, the
+// private page holds the older value there: the copy is still this
+// process's own and cannot change any more, which is what the parse needs.
 void TouchPages(std::uint8_t* p, std::size_t n, std::size_t page) {
   for (std::size_t at = 0; at < n; at += page) {
-    __atomic_fetch_add(p + at, std::uint8_t{0}, __ATOMIC_RELAXED);
+    volatile std::uint8_t* const byte = p + at;
+    const std::uint8_t value = *byte;
+    *byte = value;
   }
 }
 

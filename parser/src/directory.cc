@@ -35,7 +35,8 @@ std::span<const std::uint8_t> Directory::name_heap() const {
 
 Tensor Directory::tensor(std::uint32_t i) const {
   if (i >= header_.tensor_count) throw std::out_of_range("kiln::Directory::tensor: bad index");
-  const internal::RawDescriptor d = internal::DecodeDescriptor(internal::DescriptorAt(block_, i));
+  internal::RawDescriptor d = internal::DecodeDescriptor(internal::DescriptorAt(block_, i));
+  d.rank = std::min<std::uint8_t>(d.rank, kMaxRank);  // D3 held; see the contract
   const std::span<const std::uint8_t> heap = name_heap();
   auto text = [&](std::uint16_t off, std::uint16_t len) -> std::string_view {
     if (len == 0) return {};
@@ -46,7 +47,7 @@ Tensor Directory::tensor(std::uint32_t i) const {
   t.index = i;
   t.name = text(d.name_off, d.name_len);
   t.dtype = static_cast<Dtype>(d.dtype);
-  t.rank = std::min<std::uint8_t>(d.rank, kMaxRank);  // D3 held; see the contract
+  t.rank = d.rank;
   t.shape = d.shape;
   t.element_count = internal::ElementCount(d).value_or(0);  // D5 held
   t.byte_offset = d.byte_offset;

@@ -115,6 +115,30 @@ void BM_KilnValidateShortNames(benchmark::State& state) {
   Common(state, state.range(0), directory_end);
 }
 
+// What names cost: the same N tensors parsed as a named block and as an
+// unnamed one. range(0) is N; range(1) the names: 0 none, 1 short
+// ("t<base 36 index>", fits at 10,000), 2 realistic
+// ("model.layers.12.mlp.down_proj.weight", fits up to about 1,600).
+void BM_KilnNames(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::int64_t kind = state.range(1);
+  auto tensors = MakeTensors(n);
+  if (kind == 1) tensors = WithShortNames(std::move(tensors));
+  if (kind != 0 && !NamesFit(tensors)) std::abort();
+  const std::vector<std::uint8_t> block = KilnBlock(tensors, kind != 0);
+  std::size_t directory_end = 0;
+  {
+    const Result<Directory> r = Parse(block);
+    if (!r.ok() || r.value().header().has_names() != (kind != 0)) std::abort();
+    directory_end = 64 + r.value().header().directory_bytes;
+  }
+  for (auto _ : state) {
+    Result<Directory> r = Parse(block);
+    benchmark::DoNotOptimize(r);
+  }
+  Common(state, state.range(0), directory_end);
+}
+
 void BM_SafetensorsSimdjson(benchmark::State& state) {
   const Data& d = Get(state.range(0));
   for (auto _ : state) {
@@ -164,6 +188,7 @@ void BM_ScanFloor(benchmark::State& state) {
 BENCHMARK(BM_KilnValidate) KILN_SIZES;
 BENCHMARK(BM_KilnValidateScratch) KILN_SIZES;
 BENCHMARK(BM_KilnValidateShortNames)->Arg(1000)->Arg(10000);
+BENCHMARK(BM_KilnNames)->Args({10000, 0})->Args({10000, 1})->Args({1500, 0})->Args({1500, 2});
 BENCHMARK(BM_SafetensorsSimdjson) KILN_SIZES;
 BENCHMARK(BM_SafetensorsNlohmann) KILN_SIZES;
 BENCHMARK(BM_ScanFloor) KILN_SIZES;

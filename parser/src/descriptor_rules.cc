@@ -1,5 +1,6 @@
 // Rules D1..D10, N1, N2, O1..O3 and Q1..Q4: one descriptor on its own.
 #include <algorithm>
+#include <bit>
 #include <initializer_list>
 #include <string>
 
@@ -39,14 +40,21 @@ std::size_t FirstWrongField(std::initializer_list<FieldCheck> fields) {
   return wrong != fields.end() ? wrong->field : fields.begin()->field;
 }
 
-// D3: byte 3 and bytes 112..127 are zero.
-Check CheckReservedBytes(DescriptorBytes bytes, std::uint32_t i) {
-  for (const auto& [start, length] : {std::pair<std::size_t, std::size_t>{desc::kReserved0, 1},
-                                      std::pair<std::size_t, std::size_t>{desc::kReserved1, 16}}) {
-    if (const auto at = FirstNonzero(Bytes(bytes).subspan(start, length))) {
-      return FailTensor(Rule::D3, DescriptorFieldOffset(i, start + *at), i,
-                        "reserved descriptor byte %d is 0x%02x", start + *at, bytes[start + *at]);
-    }
+// D3: byte 3 and bytes 112..127 are zero. The first nonzero byte is the one
+// reported.
+Check CheckReservedBytes(const Ctx& c) {
+  if (c.d.reserved0 != 0) {
+    return FailTensor(Rule::D3, c.At(desc::kReserved0), c.i,
+                      "reserved descriptor byte %d is 0x%02x", desc::kReserved0, c.d.reserved0);
+  }
+  for (std::size_t w = 0; w < c.d.reserved1.size(); ++w) {
+    const std::uint64_t word = c.d.reserved1[w];
+    if (word == 0) continue;
+    const auto in_word = static_cast<std::size_t>(std::countr_zero(word)) / 8;  // little-endian
+    const std::size_t byte = desc::kReserved1 + 8 * w + in_word;
+    const auto value = static_cast<std::uint8_t>(word >> (8 * in_word));
+    return FailTensor(Rule::D3, c.At(byte), c.i, "reserved descriptor byte %d is 0x%02x", byte,
+                      value);
   }
   return std::nullopt;
 }
@@ -235,9 +243,7 @@ std::string FormatShape(const RawDescriptor& d) {
   return out + "]";
 }
 
-Check CheckDescriptor(Bytes block, const HeaderInfo& h, std::uint32_t i) {
-  const DescriptorBytes bytes = DescriptorAt(block, i);
-  const RawDescriptor d = DecodeDescriptor(bytes);
+Check CheckFields(const RawDescriptor& d, std::uint32_t i, const HeaderInfo& h) {
   Ctx c{d, i, h, FindDtype(d.dtype), 0};
   if (c.dtype == nullptr) {  // D1
     return FailTensor(Rule::D1, c.At(desc::kDtype), i, "dtype 0x%04x is not in the dtype table",
@@ -246,8 +252,8 @@ Check CheckDescriptor(Bytes block, const HeaderInfo& h, std::uint32_t i) {
   if (d.rank > kMaxRank) {  // D2
     return FailTensor(Rule::D2, c.At(desc::kRank), i, "rank is %d, at most 8", d.rank);
   }
-  if (Check e = CheckReservedBytes(bytes, i)) return e;  // D3
-  if (Check e = CheckUnusedSlots(c)) return e;           // D4
+  if (Check e = CheckReservedBytes(c)) return e;  // D3
+  if (Check e = CheckUnusedSlots(c)) return e;    // D4
   std::size_t overflow_dim = 0;
   const auto count = ElementCount(d, &overflow_dim);
   if (!count) {  // D5

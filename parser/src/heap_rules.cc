@@ -1,11 +1,10 @@
 // Rules N3, N4, N5: the name heap as a whole.
 #include <algorithm>
-#include <bit>
-#include <cstring>
 #include <string_view>
 
 #include "absl/strings/escaping.h"
 
+#include "name_table.h"
 #include "primitives.h"
 #include "rules.h"
 
@@ -85,41 +84,7 @@ Check CheckHeapUtf8(Bytes block, const HeaderInfo& h) {
   });
 }
 
-namespace {
-
-std::string_view NameOf(Bytes block, const HeaderInfo& h, std::uint32_t i) {
-  const DescriptorBytes d = DescriptorAt(block, i);
-  const Bytes name =
-      block.subspan(HeapStart(h.tensor_count) + LoadLe<std::uint16_t, desc::kNameOff>(d),
-                    LoadLe<std::uint16_t, desc::kNameLen>(d));
-  return {reinterpret_cast<const char*>(name.data()), name.size()};
-}
-
-// A 64-bit hash of a name. Multiplication in 128 bits and folding the halves
-// never wraps (the integer sanitizer checks that), and every byte counts.
-std::uint64_t Mix(std::uint64_t a, std::uint64_t b) {
-  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
-  return static_cast<std::uint64_t>(p) ^ static_cast<std::uint64_t>(p >> 64);
-}
-
-std::uint64_t HashName(std::string_view s) {
-  constexpr std::uint64_t kA = 0xa0761d6478bd642full, kB = 0xe7037ed1a0b428dbull;
-  std::uint64_t h = Mix(s.size() ^ kA, kB);
-  std::size_t i = 0;
-  for (; s.size() - i >= 8; i += 8) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, s.data() + i, 8);
-    h = Mix(h ^ w ^ kA, kB);
-  }
-  if (i < s.size()) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, s.data() + i, s.size() - i);
-    h = Mix(h ^ w ^ kB, kA);
-  }
-  return h;
-}
-
-Error DuplicateError(Bytes block, const HeaderInfo& h, std::uint32_t dup, std::uint32_t first) {
+Error DuplicateNameError(Bytes block, const HeaderInfo& h, std::uint32_t dup, std::uint32_t first) {
   const std::string_view name = NameOf(block, h, dup);
   return FailTensor(
       Rule::N5, DescriptorFieldOffset(dup, desc::kNameOff), dup,
@@ -128,8 +93,7 @@ Error DuplicateError(Bytes block, const HeaderInfo& h, std::uint32_t dup, std::u
       name.size(), first);
 }
 
-// Sorting the indices by (name, index): O(N log N) whatever the names are.
-Check UniqueBySorting(Bytes block, const HeaderInfo& h, std::span<std::uint32_t> idx) {
+Check UniqueNamesBySorting(Bytes block, const HeaderInfo& h, std::span<std::uint32_t> idx) {
   for (std::uint32_t i = 0; i < idx.size(); ++i) idx[i] = i;
   std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
     const int c = NameOf(block, h, a).compare(NameOf(block, h, b));
@@ -146,35 +110,27 @@ Check UniqueBySorting(Bytes block, const HeaderInfo& h, std::span<std::uint32_t>
     }
   }
   if (!dup) return std::nullopt;
-  return DuplicateError(block, h, *dup, first);
+  return DuplicateNameError(block, h, *dup, first);
 }
 
-}  // namespace
-
-// N5: tensor names are unique as raw bytes. Names go into an open-addressing
-// table of tensor indices in index order, so the first repeat found is the
-// lowest index whose name an earlier tensor has. Probing is budgeted: names
-// crafted to collide cannot make it quadratic, because past the budget the
-// check falls back to sorting, which gives the same verdict.
+// N5: tensor names are unique as raw bytes (NameTable, name_table.h).
 Check CheckUniqueNames(Bytes block, const HeaderInfo& h, Scratch& scratch,
                        std::optional<std::uint64_t> probe_budget) {
   if (!h.has_names() || h.tensor_count < 2) return std::nullopt;
-  // A power of two of at least twice the tensors: at most half full.
-  const std::span<std::uint32_t> table = scratch.Get(ScratchWords(h.tensor_count));
-  std::fill(table.begin(), table.end(), kNoTensor);
-  const std::size_t mask = table.size() - 1;
-  const std::uint64_t default_budget = 8 * std::uint64_t{h.tensor_count} + 1024;
-  std::uint64_t budget = probe_budget ? *probe_budget : default_budget;
+  const std::span<std::uint32_t> words = scratch.Get(ScratchWords(h.tensor_count));
+  NameTable table(block, h, words, probe_budget.value_or(DefaultProbeBudget(h.tensor_count)));
+  const std::uint64_t heap = HeapStart(h.tensor_count);
   for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
-    const std::string_view name = NameOf(block, h, i);
-    for (std::size_t slot = HashName(name) & mask;; slot = (slot + 1) & mask) {
-      if (budget == 0) return UniqueBySorting(block, h, table.first(h.tensor_count));
-      --budget;
-      if (table[slot] == kNoTensor) {
-        table[slot] = i;
+    const DescriptorBytes d = DescriptorAt(block, i);
+    std::uint32_t first = 0;
+    switch (table.Add(i, heap + LoadLe<std::uint16_t, desc::kNameOff>(d),
+                      LoadLe<std::uint16_t, desc::kNameLen>(d), &first)) {
+      case NameTable::Added::kNew:
         break;
-      }
-      if (NameOf(block, h, table[slot]) == name) return DuplicateError(block, h, i, table[slot]);
+      case NameTable::Added::kRepeat:
+        return DuplicateNameError(block, h, i, first);
+      case NameTable::Added::kOverBudget:
+        return UniqueNamesBySorting(block, h, words.first(h.tensor_count));
     }
   }
   return std::nullopt;

@@ -51,10 +51,13 @@ inline constexpr std::size_t kShape = 48;       // 8 x u64
 inline constexpr std::size_t kReserved1 = 112;  // 16 bytes
 }  // namespace desc
 
-// A descriptor's fields as stored.
+// A descriptor's fields as stored: every one of its 128 bytes. The parser
+// decodes each descriptor once into this (DecodeDescriptor); the writer fills
+// one from a request; the rules (CheckFields) read only this.
 struct RawDescriptor {
   std::uint16_t dtype = 0;
   std::uint8_t rank = 0;
+  std::uint8_t reserved0 = 0;  // byte 3
   std::uint16_t name_off = 0;
   std::uint16_t name_len = 0;
   std::uint16_t layout_off = 0;
@@ -68,12 +71,14 @@ struct RawDescriptor {
   std::uint64_t byte_offset = 0;
   std::uint64_t byte_length = 0;
   std::array<std::uint64_t, kMaxRank> shape{};
+  std::array<std::uint64_t, 2> reserved1{};  // bytes 112..127, little-endian words
 };
 
 [[nodiscard]] inline RawDescriptor DecodeDescriptor(DescriptorBytes d) {
   RawDescriptor r;
   r.dtype = LoadLe<std::uint16_t, desc::kDtype>(d);
   r.rank = LoadLe<std::uint8_t, desc::kRank>(d);
+  r.reserved0 = LoadLe<std::uint8_t, desc::kReserved0>(d);
   r.name_off = LoadLe<std::uint16_t, desc::kNameOff>(d);
   r.name_len = LoadLe<std::uint16_t, desc::kNameLen>(d);
   r.layout_off = LoadLe<std::uint16_t, desc::kLayoutOff>(d);
@@ -94,7 +99,42 @@ struct RawDescriptor {
   r.shape[5] = LoadLe<std::uint64_t, desc::kShape + 40>(d);
   r.shape[6] = LoadLe<std::uint64_t, desc::kShape + 48>(d);
   r.shape[7] = LoadLe<std::uint64_t, desc::kShape + 56>(d);
+  r.reserved1[0] = LoadLe<std::uint64_t, desc::kReserved1>(d);
+  r.reserved1[1] = LoadLe<std::uint64_t, desc::kReserved1 + 8>(d);
   return r;
+}
+
+// The inverse of DecodeDescriptor: the 128 bytes that decode to d.
+[[nodiscard]] inline std::array<std::uint8_t, kDescriptorSize> EncodeDescriptor(
+    const RawDescriptor& d) {
+  std::array<std::uint8_t, kDescriptorSize> out{};
+  const std::span<std::uint8_t, kDescriptorSize> b(out);
+  StoreLe<desc::kDtype>(b, d.dtype);
+  StoreLe<desc::kRank>(b, d.rank);
+  StoreLe<desc::kReserved0>(b, d.reserved0);
+  StoreLe<desc::kNameOff>(b, d.name_off);
+  StoreLe<desc::kNameLen>(b, d.name_len);
+  StoreLe<desc::kLayoutOff>(b, d.layout_off);
+  StoreLe<desc::kLayoutLen>(b, d.layout_len);
+  StoreLe<desc::kBlockSize>(b, d.block_size);
+  StoreLe<desc::kQuantScheme>(b, d.quant_scheme);
+  StoreLe<desc::kQuantAxis>(b, d.quant_axis);
+  StoreLe<desc::kGroupSize>(b, d.group_size);
+  StoreLe<desc::kScaleIndex>(b, d.scale_index);
+  StoreLe<desc::kOuterIndex>(b, d.outer_index);
+  StoreLe<desc::kByteOffset>(b, d.byte_offset);
+  StoreLe<desc::kByteLength>(b, d.byte_length);
+  StoreLe<desc::kShape + 0>(b, d.shape[0]);
+  StoreLe<desc::kShape + 8>(b, d.shape[1]);
+  StoreLe<desc::kShape + 16>(b, d.shape[2]);
+  StoreLe<desc::kShape + 24>(b, d.shape[3]);
+  StoreLe<desc::kShape + 32>(b, d.shape[4]);
+  StoreLe<desc::kShape + 40>(b, d.shape[5]);
+  StoreLe<desc::kShape + 48>(b, d.shape[6]);
+  StoreLe<desc::kShape + 56>(b, d.shape[7]);
+  StoreLe<desc::kReserved1>(b, d.reserved1[0]);
+  StoreLe<desc::kReserved1 + 8>(b, d.reserved1[1]);
+  return out;
 }
 
 // The 128 bytes of descriptor i. Precondition: the directory is present

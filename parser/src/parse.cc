@@ -2,17 +2,21 @@
 // CheckBlock (every rule after H8) is shared with StreamValidator, which runs
 // it on the directory region alone and checks the gaps (P2) as they arrive.
 //
-// One pass over the descriptors checks D1..Q4 for each (the fast path for
-// plain tensors, else the precise per-rule checks) and gathers what the
-// directory-wide rules need: whether the names tile the heap in order,
-// whether any tensor is opaque or quantised, and, while the payload ranges
-// come in offset order (the canonical layout), the first overlap (P1) and the
+// One pass over the descriptors decodes each once and checks D1..Q4 on the
+// decoded fields (the fast path for plain tensors, else the precise per-rule
+// checks). The same pass does what the directory-wide rules need of each
+// descriptor: it follows whether the names tile the heap in order (N3),
+// enters each name in N5's hash table, checks each quantised tensor's scale
+// and outer references (Q5..Q7), and, while the payload ranges come in
+// offset order (the canonical layout), finds the first overlap (P1) and the
 // first nonzero gap byte (P2). Those findings are only reported after every
 // earlier rule has held, so the verdict is the same as checking each rule in
-// turn; the full checks run whenever the pass could not settle a rule.
+// turn (tests/fast_path_test.cc); the full checks run whenever the pass could
+// not settle a rule.
 #include <cstring>
 
 #include "kiln/directory.h"
+#include "name_table.h"
 #include "plain_descriptor.h"
 #include "rules.h"
 
@@ -21,23 +25,30 @@ namespace {
 
 using internal::Bytes;
 using internal::Check;
-using internal::DescriptorBytes;
-using internal::DescriptorFacts;
+using internal::RawDescriptor;
 
 class DirectoryScan {
  public:
   // read_gaps: the payload bytes are present and the gaps may be read.
-  DirectoryScan(Bytes block, const HeaderInfo& h, bool read_gaps)
-      : block_(block), h_(h), read_gaps_(read_gaps) {}
-
-  void Add(std::uint32_t i, const DescriptorFacts& f) {
-    if (f.name_len != 0) {
-      names_in_order_ = names_in_order_ && f.name_off == names_end_;
-      names_end_ = std::uint64_t{f.name_off} + f.name_len;
+  DirectoryScan(Bytes block, const HeaderInfo& h, bool read_gaps, internal::Scratch& scratch)
+      : block_(block), h_(h), read_gaps_(read_gaps) {
+    if (h.has_names() && h.tensor_count >= 2) {
+      names_.emplace(block, h, scratch.Get(ScratchWords(h.tensor_count)),
+                     internal::DefaultProbeBudget(h.tensor_count));
     }
-    layouts_ = layouts_ || f.has_layout;
-    quantised_ = quantised_ || f.quantised;
-    if (f.byte_length != 0) AddRange(i, f.byte_offset, f.byte_offset + f.byte_length);
+  }
+
+  // Descriptor i, which passed D1..Q4.
+  void Add(std::uint32_t i, const RawDescriptor& d) {
+    if (d.name_len != 0) AddName(i, d.name_off, d.name_len);
+    layouts_ = layouts_ || d.layout_len != 0;
+    if (d.quant_scheme != 0 && !quant_error_) {
+      const auto at = [this](std::uint32_t j) {
+        return internal::DecodeDescriptor(internal::DescriptorAt(block_, j));
+      };
+      quant_error_ = internal::CheckQuantRefs(d, i, h_.tensor_count, at);  // Q5..Q7
+    }
+    if (d.byte_length != 0) AddRange(i, d.byte_offset, d.byte_offset + d.byte_length);
   }
 
   // N3 holds without looking further: the names tile the heap in order and
@@ -45,7 +56,18 @@ class DirectoryScan {
   [[nodiscard]] bool heap_settled() const {
     return names_in_order_ && !layouts_ && names_end_ == h_.name_bytes;
   }
-  [[nodiscard]] bool quantised() const { return quantised_; }
+
+  // N5. Precondition: N3 and N4 held.
+  [[nodiscard]] Check UniqueNamesVerdict(internal::Scratch& scratch) const {
+    if (duplicate_)
+      return internal::DuplicateNameError(block_, h_, duplicate_->first, duplicate_->second);
+    if (names_unsettled_) return internal::CheckUniqueNames(block_, h_, scratch);
+    return std::nullopt;
+  }
+
+  // Q5..Q7: the first failure in descriptor order.
+  [[nodiscard]] const Check& quant_error() const { return quant_error_; }
+
   [[nodiscard]] bool ranges_sorted() const { return sorted_; }
 
   // P1 then P2 for ranges in offset order. Precondition: ranges_sorted()
@@ -57,6 +79,27 @@ class DirectoryScan {
   }
 
  private:
+  void AddName(std::uint32_t i, std::uint16_t off, std::uint16_t len) {
+    names_in_order_ = names_in_order_ && off == names_end_;
+    names_end_ = std::uint64_t{off} + len;
+    if (!names_ || duplicate_ || names_unsettled_) return;
+    if (names_end_ > h_.name_bytes) {
+      names_unsettled_ = true;  // N3 fails; should it not, CheckUniqueNames decides
+      return;
+    }
+    std::uint32_t first = 0;
+    switch (names_->Add(i, internal::HeapStart(h_.tensor_count) + off, len, &first)) {
+      case internal::NameTable::Added::kNew:
+        break;
+      case internal::NameTable::Added::kRepeat:
+        duplicate_.emplace(i, first);
+        break;
+      case internal::NameTable::Added::kOverBudget:
+        names_unsettled_ = true;  // CheckUniqueNames sorts
+        break;
+    }
+  }
+
   void AddRange(std::uint32_t i, std::uint64_t begin, std::uint64_t end) {
     if (!sorted_) return;
     if (begin < last_begin_) {
@@ -87,8 +130,11 @@ class DirectoryScan {
   bool read_gaps_;
   bool names_in_order_ = true;
   std::uint64_t names_end_ = 0;
+  std::optional<internal::NameTable> names_;  // N5, for a named block of 2 or more
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> duplicate_;  // (tensor, first)
+  bool names_unsettled_ = false;                                      // the table gave no verdict
   bool layouts_ = false;
-  bool quantised_ = false;
+  Check quant_error_;
   bool sorted_ = true;
   std::uint64_t last_begin_ = 0;
   bool has_prev_ = false;
@@ -123,16 +169,15 @@ Check CheckBlock(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor*
   // H9, L1
   if (Check e = CheckNameFlag(h)) return e;
   if (Check e = CheckPadding(block, h)) return e;
-  // Descriptors in index order: D1..D10, N1, N2, O1..O3, Q1..Q4.
-  DirectoryScan scan(block, h, gaps == nullptr);
+  // Descriptors in index order: D1..D10, N1, N2, O1..O3, Q1..Q4, each
+  // decoded once.
+  DirectoryScan scan(block, h, gaps == nullptr, scratch);
   for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
-    const DescriptorBytes d = DescriptorAt(block, i);
-    DescriptorFacts facts;
-    if (!PlainDescriptorOk(d, h, &facts)) {
-      if (Check e = CheckDescriptor(block, h, i)) return e;
-      facts = FactsOf(d);
+    const RawDescriptor d = DecodeDescriptor(DescriptorAt(block, i));
+    if (!PlainFieldsOk(d, h)) {
+      if (Check e = CheckFields(d, i, h)) return e;
     }
-    scan.Add(i, facts);
+    scan.Add(i, d);
   }
   // N3, N4, N5
   if (!scan.heap_settled()) {
@@ -142,11 +187,9 @@ Check CheckBlock(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor*
   if (!HeapIsAscii(heap)) {
     if (Check e = CheckHeapUtf8(block, h)) return e;
   }
-  if (Check e = CheckUniqueNames(block, h, scratch)) return e;
-  // Q5..Q7 in descriptor order
-  if (scan.quantised()) {
-    if (Check e = CheckScales(block, h)) return e;
-  }
+  if (Check e = scan.UniqueNamesVerdict(scratch)) return e;
+  // Q5..Q7, checked in the pass
+  if (scan.quant_error()) return scan.quant_error();
   // P1, P2
   if (gaps != nullptr) return CheckPayloads(block, h, scratch, *gaps);
   return scan.ranges_sorted() ? scan.SortedPayloadVerdict() : CheckPayloads(block, h, scratch);

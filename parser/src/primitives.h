@@ -18,6 +18,7 @@ using base::CheckedMul;
 using base::FirstInvalidUtf8;
 using base::FirstNonzero;
 using base::LoadLe;
+using base::StoreLe;
 
 }  // namespace kiln::internal
 

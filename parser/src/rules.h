@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "fail.h"
 #include "kiln/directory.h"
 #include "layout.h"
@@ -29,8 +30,17 @@ namespace kiln::internal {
 [[nodiscard]] Check CheckNameFlag(const HeaderInfo& h);
 // L1 alone. Precondition: `block` holds at least payload_base bytes.
 [[nodiscard]] Check CheckPadding(Bytes block, const HeaderInfo& h);
-// D1..D10, N1, N2, O1..O3, Q1..Q4 for descriptor i.
-[[nodiscard]] Check CheckDescriptor(Bytes block, const HeaderInfo& h, std::uint32_t i);
+// D1..D10, N1, N2, O1..O3, Q1..Q4 for descriptor i, on its decoded fields:
+// the one check of a descriptor on its own, run by Parse on each descriptor
+// it decodes and by the writer on each request it accepts.
+[[nodiscard]] Check CheckFields(const RawDescriptor& d, std::uint32_t i, const HeaderInfo& h);
+// Descriptor j of the directory being checked (decoded from the buffer, or
+// the writer's own record).
+using DescriptorLookup = absl::FunctionRef<RawDescriptor(std::uint32_t)>;
+// Q5..Q7 for descriptor i of `count` (nothing when its scheme is 0). Reads
+// the scale and outer tensors through `descriptor`, each once.
+[[nodiscard]] Check CheckQuantRefs(const RawDescriptor& d, std::uint32_t i, std::uint32_t count,
+                                   DescriptorLookup descriptor);
 // N3: the heap is exactly the slices, in order.
 [[nodiscard]] Check CheckHeapOrder(Bytes block, const HeaderInfo& h);
 // N4: every slice is well-formed UTF-8. Precondition: N3 held.
@@ -40,7 +50,8 @@ namespace kiln::internal {
 // exercise the fallback); nullopt: 8 per tensor plus 1024.
 [[nodiscard]] Check CheckUniqueNames(Bytes block, const HeaderInfo& h, Scratch& scratch,
                                      std::optional<std::uint64_t> probe_budget = std::nullopt);
-// Q5..Q7 for every quantised tensor, in descriptor order.
+// Q5..Q7 for every quantised tensor, in descriptor order (CheckQuantRefs
+// on each).
 [[nodiscard]] Check CheckScales(Bytes block, const HeaderInfo& h);
 // Receives the payload ranges no tensor covers, [from, to) relative to
 // payload_base, in offset order: what rule P2 checks.

@@ -7,21 +7,26 @@ namespace {
 
 constexpr std::uint16_t kSchemePerAxis = 1;
 
-// A tensor that may serve as a scale: scheme 0 and a scale dtype. Runs after
-// every descriptor passed D1, so the dtype is in the table.
+// A tensor that may serve as a scale: scheme 0 and a scale dtype. Parse
+// checks a quantised tensor in its descriptor pass, where a scale tensor
+// further on has not yet been checked: an unknown dtype is simply not a
+// scale dtype (and D1 is reported for it first, as it comes earlier).
 bool IsScaleTensor(const RawDescriptor& s) {
   const DtypeInfo* dt = FindDtype(s.dtype);
   return s.quant_scheme == 0 && dt != nullptr && dt->is_scale;
 }
 
 // Q5: scale_index names another tensor, with scheme 0 and a scale dtype.
-Check CheckScaleRef(const RawDescriptor& d, std::uint32_t i, const HeaderInfo& h, Bytes block) {
+// On success *s is that tensor's descriptor (read once, for Q5 and Q6).
+Check CheckScaleRef(const RawDescriptor& d, std::uint32_t i, std::uint32_t count,
+                    DescriptorLookup descriptor, RawDescriptor* scale) {
   const std::uint64_t at = DescriptorFieldOffset(i, desc::kScaleIndex);
-  if (d.scale_index >= h.tensor_count || d.scale_index == i) {
+  if (d.scale_index >= count || d.scale_index == i) {
     return FailTensor(Rule::Q5, at, i, "scale_index %d is %s (tensor_count %d)", d.scale_index,
-                      d.scale_index == i ? "the tensor itself" : "out of range", h.tensor_count);
+                      d.scale_index == i ? "the tensor itself" : "out of range", count);
   }
-  const RawDescriptor s = DecodeDescriptor(DescriptorAt(block, d.scale_index));
+  *scale = descriptor(d.scale_index);
+  const RawDescriptor& s = *scale;
   if (!IsScaleTensor(s)) {
     return FailTensor(Rule::Q5, at, i,
                       "scale tensor %d has dtype %s and quant_scheme %d (needs scheme 0 and one "
@@ -34,8 +39,8 @@ Check CheckScaleRef(const RawDescriptor& d, std::uint32_t i, const HeaderInfo& h
 
 // Q6: the scale's shape. Scheme 1: [shape[axis]]. Scheme 2: the tensor's
 // shape with dimension axis replaced by ceil(shape[axis] / group_size).
-Check CheckScaleShape(const RawDescriptor& d, std::uint32_t i, Bytes block) {
-  const RawDescriptor s = DecodeDescriptor(DescriptorAt(block, d.scale_index));
+// Precondition: Q5 held for s, the scale tensor.
+Check CheckScaleShape(const RawDescriptor& d, std::uint32_t i, const RawDescriptor& s) {
   RawDescriptor want{};
   if (d.quant_scheme == kSchemePerAxis) {
     want.rank = 1;
@@ -56,14 +61,15 @@ Check CheckScaleShape(const RawDescriptor& d, std::uint32_t i, Bytes block) {
 }
 
 // Q7: outer_index is absent, or names another rank-0 scale tensor.
-Check CheckOuterRef(const RawDescriptor& d, std::uint32_t i, const HeaderInfo& h, Bytes block) {
+Check CheckOuterRef(const RawDescriptor& d, std::uint32_t i, std::uint32_t count,
+                    DescriptorLookup descriptor) {
   if (d.outer_index == kNoTensor) return std::nullopt;
   const std::uint64_t at = DescriptorFieldOffset(i, desc::kOuterIndex);
-  if (d.outer_index >= h.tensor_count || d.outer_index == i) {
+  if (d.outer_index >= count || d.outer_index == i) {
     return FailTensor(Rule::Q7, at, i, "outer_index %d is %s (tensor_count %d)", d.outer_index,
-                      d.outer_index == i ? "the tensor itself" : "out of range", h.tensor_count);
+                      d.outer_index == i ? "the tensor itself" : "out of range", count);
   }
-  const RawDescriptor o = DecodeDescriptor(DescriptorAt(block, d.outer_index));
+  const RawDescriptor o = descriptor(d.outer_index);
   if (o.rank != 0 || !IsScaleTensor(o)) {
     return FailTensor(Rule::Q7, at, i,
                       "outer tensor %d has rank %d, dtype %s, quant_scheme %d (needs a rank-0 "
@@ -76,14 +82,20 @@ Check CheckOuterRef(const RawDescriptor& d, std::uint32_t i, const HeaderInfo& h
 
 }  // namespace
 
+Check CheckQuantRefs(const RawDescriptor& d, std::uint32_t i, std::uint32_t count,
+                     DescriptorLookup descriptor) {
+  // Q2 made every scheme-0 tensor's references absent.
+  if (d.quant_scheme == 0) return std::nullopt;
+  RawDescriptor scale;
+  if (Check e = CheckScaleRef(d, i, count, descriptor, &scale)) return e;  // Q5
+  if (Check e = CheckScaleShape(d, i, scale)) return e;                    // Q6
+  return CheckOuterRef(d, i, count, descriptor);                           // Q7
+}
+
 Check CheckScales(Bytes block, const HeaderInfo& h) {
+  const auto at = [block](std::uint32_t j) { return DecodeDescriptor(DescriptorAt(block, j)); };
   for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
-    const RawDescriptor d = DecodeDescriptor(DescriptorAt(block, i));
-    // Q2 made every scheme-0 tensor's references absent.
-    if (d.quant_scheme == 0) continue;
-    if (Check e = CheckScaleRef(d, i, h, block)) return e;
-    if (Check e = CheckScaleShape(d, i, block)) return e;
-    if (Check e = CheckOuterRef(d, i, h, block)) return e;
+    if (Check e = CheckQuantRefs(at(i), i, h.tensor_count, at)) return e;
   }
   return std::nullopt;
 }

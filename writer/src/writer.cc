@@ -21,51 +21,43 @@ namespace desc = internal::desc;
 
 constexpr std::size_t kChunk = std::size_t{1} << 20;
 
-void Put(std::span<std::uint8_t> b, std::size_t at, std::uint64_t v, std::size_t size) {
-  for (std::size_t k = 0; k < size; ++k) b[at + k] = static_cast<std::uint8_t>(v >> (8 * k));
-}
-
-// The parser reported an error for descriptor 0 of a one-tensor scratch
-// block; move it to descriptor i of the block being built.
-Error Relocate(Error e, std::uint32_t i) {
-  if (e.tensor) {
-    e.offset += std::uint64_t{kDescriptorSize} * i;
-    e.tensor = i;
-  }
-  return e;
-}
-
 using base::Quoted;  // a name in a message: escaped, in quotes, cut after 64 bytes
+using Record = std::span<std::uint8_t, kDescriptorSize>;
 
-// The fields of one descriptor, as the writer stores them.
-void EncodeDescriptor(std::span<std::uint8_t> d, const TensorRequest& r, std::uint16_t name_off,
-                      std::uint16_t layout_off, std::uint64_t offset, std::uint64_t length) {
-  Put(d, desc::kDtype, static_cast<std::uint16_t>(r.dtype), 2);
-  Put(d, desc::kRank, r.shape.size(), 1);
-  Put(d, desc::kNameOff, r.name.empty() ? kNoHeapSlice : name_off, 2);
-  Put(d, desc::kNameLen, r.name.size(), 2);
-  Put(d, desc::kLayoutOff, r.layout.empty() ? kNoHeapSlice : layout_off, 2);
-  Put(d, desc::kLayoutLen, r.layout.size(), 2);
-  Put(d, desc::kBlockSize, r.block_size, 4);
-  Put(d, desc::kQuantScheme, static_cast<std::uint16_t>(r.scheme), 2);
-  Put(d, desc::kQuantAxis, r.axis, 2);
-  Put(d, desc::kGroupSize, r.group_size, 4);
-  Put(d, desc::kScaleIndex, r.scale_index.value_or(kNoTensor), 4);
-  Put(d, desc::kOuterIndex, r.outer_index.value_or(kNoTensor), 4);
-  Put(d, desc::kByteOffset, offset, 8);
-  Put(d, desc::kByteLength, length, 8);
-  for (std::size_t k = 0; k < r.shape.size(); ++k) Put(d, desc::kShape + 8 * k, r.shape[k], 8);
+// The descriptor of request r, stored at [offset, offset + length) of the
+// payload region. Heap offsets are placeholders: a named tensor's name_off
+// and a layout name's layout_off are 0 (any value but 0xFFFF passes the same
+// rules) until the directory is built.
+internal::RawDescriptor DescriptorOf(const TensorRequest& r, std::uint64_t offset,
+                                     std::uint64_t length) {
+  internal::RawDescriptor d;
+  d.dtype = static_cast<std::uint16_t>(r.dtype);
+  d.rank = static_cast<std::uint8_t>(r.shape.size());  // <= 8, checked before
+  d.name_off = r.name.empty() ? kNoHeapSlice : 0;
+  d.name_len = static_cast<std::uint16_t>(r.name.size());  // <= 0xFFFF, checked before
+  d.layout_off = r.layout.empty() ? kNoHeapSlice : 0;
+  d.layout_len = static_cast<std::uint16_t>(r.layout.size());
+  d.block_size = r.block_size;
+  d.quant_scheme = static_cast<std::uint16_t>(r.scheme);
+  d.quant_axis = r.axis;
+  d.group_size = r.group_size;
+  d.scale_index = r.scale_index.value_or(kNoTensor);
+  d.outer_index = r.outer_index.value_or(kNoTensor);
+  d.byte_offset = offset;
+  d.byte_length = length;
+  std::copy(r.shape.begin(), r.shape.end(), d.shape.begin());
+  return d;
 }
 
 // The header of a block.
-void EncodeHeader(std::span<std::uint8_t> b, const HeaderInfo& h) {
+void EncodeHeader(std::span<std::uint8_t, kHeaderSize> b, const HeaderInfo& h) {
   std::copy_n("KLNT", 4, b.begin());
-  b[4] = 2;
-  b[5] = h.flags;
-  Put(b, 8, h.tensor_count, 4);
-  Put(b, 12, h.name_bytes, 4);
-  Put(b, 16, h.payload_bytes, 8);
-  Put(b, 24, h.directory_bytes, 8);
+  internal::StoreLe<internal::hdr::kVersion>(b, internal::hdr::kVersion2);
+  internal::StoreLe<internal::hdr::kFlags>(b, h.flags);
+  internal::StoreLe<internal::hdr::kTensorCount>(b, h.tensor_count);
+  internal::StoreLe<internal::hdr::kNameBytes>(b, h.name_bytes);
+  internal::StoreLe<internal::hdr::kPayloadBytes>(b, h.payload_bytes);
+  internal::StoreLe<internal::hdr::kDirectoryBytes>(b, h.directory_bytes);
 }
 
 }  // namespace
@@ -113,18 +105,13 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
   const auto end = internal::CheckedAdd(offset, length);
 
   // D1..D10, N1, N2 (for this tensor), O1..O3, Q1..Q4: the parser's own
-  // checks, on a block holding this one descriptor. The layout offset is
-  // known only once every name is in; any value but 0xFFFF checks the same.
-  std::vector<std::uint8_t> scratch(kHeaderSize + kDescriptorSize, 0);
-  const std::span<std::uint8_t> d = std::span(scratch).subspan(kHeaderSize);
-  EncodeDescriptor(d, r, 0, 0, offset, length);
-  HeaderInfo one;
-  one.flags = static_cast<std::uint8_t>(kFlagLittleEndian | (r.name.empty() ? 0 : kFlagNames));
-  one.tensor_count = 1;
-  one.directory_bytes = kDescriptorSize;
-  one.payload_bytes = end.value_or(~std::uint64_t{0});
-  one.payload_base = kHeaderSize + kDescriptorSize;
-  if (Check e = internal::CheckDescriptor(scratch, one, 0)) return Relocate(*std::move(e), i);
+  // check of a descriptor's fields, on the request's fields as tensor i of a
+  // block whose payload region ends where this payload does.
+  const internal::RawDescriptor d = DescriptorOf(r, offset, length);
+  HeaderInfo block;
+  block.flags = static_cast<std::uint8_t>(kFlagLittleEndian | (r.name.empty() ? 0 : kFlagNames));
+  block.payload_bytes = end.value_or(~std::uint64_t{0});
+  if (Check e = internal::CheckFields(d, i, block)) return *std::move(e);
 
   // N2 across tensors: all named or all unnamed.
   if (!r.name.empty() && first_unnamed_) {
@@ -160,8 +147,10 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
   }
 
   Entry entry;
-  entry.descriptor.assign(d.begin(), d.end());
-  Put(entry.descriptor, desc::kNameOff, r.name.empty() ? kNoHeapSlice : names_.size(), 2);
+  internal::RawDescriptor stored = d;
+  if (!r.name.empty()) stored.name_off = static_cast<std::uint16_t>(names_.size());  // < 0xFFFF
+  const auto bytes = internal::EncodeDescriptor(stored);
+  entry.descriptor.assign(bytes.begin(), bytes.end());
   entry.layout = r.layout;
   entry.offset = offset;
   entry.length = length;
@@ -189,7 +178,8 @@ Result<std::vector<std::uint8_t>> BlockWriter::Directory() const {
                           "below 0xffff",
                           heap.size());
       }
-      Put(d, desc::kLayoutOff, heap.size(), 2);
+      internal::StoreLe<desc::kLayoutOff>(Record(d.data(), kDescriptorSize),
+                                          static_cast<std::uint16_t>(heap.size()));
       heap += tensors_[i].layout;
     }
     descriptors.push_back(std::move(d));
@@ -207,16 +197,23 @@ Result<std::vector<std::uint8_t>> BlockWriter::Directory() const {
                 h.payload_bytes);
   }
   h.block_length = *block_length;
+  // Q5..Q7 need every tensor: the parser's check of each quantised tensor's
+  // references, on the descriptors as they will be written.
+  const auto at = [&descriptors](std::uint32_t j) {
+    return internal::DecodeDescriptor(
+        internal::DescriptorBytes(descriptors[j].data(), kDescriptorSize));
+  };
+  for (std::uint32_t i = 0; i < tensor_count(); ++i) {
+    if (Check e = internal::CheckQuantRefs(at(i), i, tensor_count(), at)) return *std::move(e);
+  }
   std::vector<std::uint8_t> out(h.payload_base, 0);
-  EncodeHeader(out, h);
+  EncodeHeader(std::span(out).first<kHeaderSize>(), h);
   for (std::uint32_t i = 0; i < tensor_count(); ++i) {
     std::copy(descriptors[i].begin(), descriptors[i].end(),
               out.begin() + static_cast<std::ptrdiff_t>(internal::HeapStart(i)));
   }
   std::copy(heap.begin(), heap.end(),
             out.begin() + static_cast<std::ptrdiff_t>(internal::HeapStart(h.tensor_count)));
-  // Q5..Q7 need every tensor: the parser's check, on the directory.
-  if (Check e = internal::CheckScales(out, h)) return *std::move(e);
   return out;
 }
 

@@ -45,6 +45,19 @@ template <typename T, std::size_t Off, std::size_t N>
   return v;
 }
 
+// The mirror of LoadLe: stores v little-endian at compile-time offset Off
+// of a fixed-extent span, bounds checked at compile time.
+template <std::size_t Off, typename T, std::size_t N>
+inline void StoreLe(std::span<std::uint8_t, N> bytes, T v) {
+  static_assert(N != std::dynamic_extent, "StoreLe needs a fixed-size span");
+  static_assert(Off + sizeof(T) <= N, "field past the end of its record");
+  static_assert(std::is_unsigned_v<T>);
+  if constexpr (std::endian::native == std::endian::big && sizeof(T) > 1) {
+    v = ByteSwap(v);
+  }
+  std::memcpy(bytes.data() + Off, &v, sizeof(T));
+}
+
 // A read cursor over a byte span.
 class ByteReader {
  public:

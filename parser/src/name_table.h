@@ -1,0 +1,166 @@
+// Rule N5's hash table: tensor indices keyed by name, filled in index order,
+// so the first repeat it finds is the lowest index whose name an earlier
+// tensor has (the tensor N5 reports). Parse fills it in its descriptor pass;
+// CheckUniqueNames fills it on its own. Inline: it runs once per named
+// tensor in the hot loop of Parse.
+//
+// Probing is budgeted: names crafted to collide cannot make it quadratic,
+// because once the budget is spent the caller sorts instead
+// (UniqueNamesBySorting), which gives the same verdict in O(N log N).
+#ifndef KILN_SRC_NAME_TABLE_H_
+#define KILN_SRC_NAME_TABLE_H_
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+
+#include "fail.h"
+#include "kiln/directory.h"
+#include "layout.h"
+#include "primitives.h"
+
+namespace kiln::internal {
+
+// The two halves of the 128-bit product a * b, folded together: every input
+// bit reaches the low bits the table indexes with.
+[[nodiscard]] inline std::uint64_t MixWords(std::uint64_t a, std::uint64_t b) {
+  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+  return static_cast<std::uint64_t>(p) ^ static_cast<std::uint64_t>(p >> 64);
+}
+
+// The 8 bytes at p as a little-endian word, on any host (the hash below
+// shifts bytes out by their position in the name).
+[[nodiscard]] inline std::uint64_t WordLe(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p, 8);
+  if constexpr (std::endian::native == std::endian::big) v = base::ByteSwap(v);
+  return v;
+}
+
+// A 64-bit hash of the name at [off, off + len) of the block. The name's
+// last 16 bytes are loaded whole (when it is shorter, the bytes before it are
+// masked off) and go through one 128-bit multiply with the length; each
+// earlier 16-byte chunk, with its position, through a multiply of its own (no
+// chain from chunk to chunk). A name of up to 16 bytes costs one multiply and
+// no branch. Only the speed of N5 depends on the hash's quality: the probe
+// budget, not the hash, keeps crafted collisions from making it quadratic.
+// Precondition: 16 <= off, 1 <= len, off + len <= block.size(). A name in the
+// heap meets it: the heap starts at 64 + 128 * tensor_count >= 192.
+[[nodiscard]] inline std::uint64_t HashName(Bytes block, std::size_t off, std::size_t len) {
+  constexpr std::uint64_t kA = 0xa0761d6478bd642full, kB = 0xe7037ed1a0b428dbull;
+  constexpr std::uint64_t kAll = ~std::uint64_t{0};
+  const std::uint8_t* p = block.data() + off;
+  std::uint64_t h = len;
+  std::size_t i = 0;
+  for (; len - i > 16; i += 16) {
+    h ^= MixWords(WordLe(p + i) ^ kA ^ i, WordLe(p + i + 8) ^ kB);
+  }
+  // The last 16 bytes; the first `skip` of them are not the name's.
+  const std::size_t skip = len < 16 ? 16 - len : 0;
+  const std::uint64_t m0 = skip >= 8 ? 0 : kAll << (8 * skip);
+  const std::uint64_t m1 = skip >= 8 ? kAll << (8 * (skip - 8)) : kAll;
+  return h ^ MixWords((WordLe(p + len - 16) & m0) ^ kA ^ h, (WordLe(p + len - 8) & m1) ^ kB);
+}
+
+// Tensor i's name. Precondition: its slice lies inside the heap (N3 held, or
+// the caller checked this slice).
+[[nodiscard]] inline std::string_view NameOf(Bytes block, const HeaderInfo& h, std::uint32_t i) {
+  const DescriptorBytes d = DescriptorAt(block, i);
+  const Bytes name =
+      block.subspan(HeapStart(h.tensor_count) + LoadLe<std::uint16_t, desc::kNameOff>(d),
+                    LoadLe<std::uint16_t, desc::kNameLen>(d));
+  return {reinterpret_cast<const char*>(name.data()), name.size()};
+}
+
+// The default probe budget: 8 per tensor plus 1024. An honest table at most
+// half full needs about 1.5 probes per name.
+[[nodiscard]] constexpr std::uint64_t DefaultProbeBudget(std::uint32_t tensor_count) {
+  return 8 * std::uint64_t{tensor_count} + 1024;
+}
+
+// Open addressing over groups of four slots (16 bytes): a name's hash picks
+// a group; it goes into the first free slot of the first group, in order,
+// that has one. A slot holds a tensor index in its low index_bits bits and,
+// above them, that many high bits of the name's hash (a tag): only names
+// whose tags agree are compared, so nearly every name costs one look at one
+// group and no look at the heap, with no branch that depends on how full the
+// table is. With index_bits = bit_width(tensor_count) an index is below
+// 2^index_bits - 1, so no slot ever equals kNoTensor, the empty mark.
+//
+// Groups only fill up, so an earlier tensor with the same name sits in the
+// first group (in probe order) that was not full when it went in: a group
+// is only passed once it is full and holds no match.
+class NameTable {
+ public:
+  enum class Added { kNew, kRepeat, kOverBudget };
+  static constexpr std::size_t kGroup = 4;
+
+  // `table`: ScratchWords(h.tensor_count) words, a power of two of at least
+  // twice the tensors (so at most half full) and, as tensor_count >= 2, at
+  // least one group.
+  NameTable(Bytes block, const HeaderInfo& h, std::span<std::uint32_t> table, std::uint64_t budget)
+      : block_(block),
+        h_(h),
+        table_(table),
+        mask_((table.size() - 1) & ~(kGroup - 1)),
+        budget_(budget),
+        index_mask_(
+            static_cast<std::uint32_t>((std::uint64_t{1} << std::bit_width(h.tensor_count)) - 1)) {
+    std::fill(table_.begin(), table_.end(), kNoTensor);
+  }
+
+  // Adds tensor i, whose name is [off, off + len) of the block, inside the
+  // heap. kRepeat: tensor *first has the same name. kOverBudget: the table
+  // gives no verdict (each group looked at costs one unit of the budget).
+  [[nodiscard]] Added Add(std::uint32_t i, std::size_t off, std::size_t len, std::uint32_t* first) {
+    const std::uint64_t hash = HashName(block_, off, len);
+    const auto tag = static_cast<std::uint32_t>(hash >> 32) & ~index_mask_;
+    for (std::size_t group = hash & mask_;; group = (group + kGroup) & mask_) {
+      if (budget_ == 0) return Added::kOverBudget;
+      --budget_;
+      const std::span<std::uint32_t, kGroup> slots = table_.subspan(group).first<kGroup>();
+      unsigned empty = 0, match = 0;
+      for (unsigned k = 0; k < kGroup; ++k) {
+        const std::uint32_t s = slots[k];
+        empty |= static_cast<unsigned>(s == kNoTensor) << k;
+        match |= static_cast<unsigned>(s != kNoTensor && (s & ~index_mask_) == tag) << k;
+      }
+      for (; match != 0; match &= match - 1) {  // rare: same tag
+        const std::uint32_t j = slots[static_cast<unsigned>(std::countr_zero(match))] & index_mask_;
+        if (NameOf(block_, h_, j) ==
+            std::string_view(reinterpret_cast<const char*>(block_.data() + off), len)) {
+          *first = j;
+          return Added::kRepeat;
+        }
+      }
+      if (empty != 0) {
+        slots[static_cast<unsigned>(std::countr_zero(empty))] = tag | i;
+        return Added::kNew;
+      }
+    }
+  }
+
+ private:
+  Bytes block_;
+  const HeaderInfo& h_;
+  std::span<std::uint32_t> table_;
+  std::size_t mask_;  // of the group's first slot
+  std::uint64_t budget_;
+  std::uint32_t index_mask_;
+};
+
+// The N5 rejection: tensor dup repeats the name of tensor first.
+[[nodiscard]] Error DuplicateNameError(Bytes block, const HeaderInfo& h, std::uint32_t dup,
+                                       std::uint32_t first);
+
+// N5 by sorting the indices by (name, index): O(N log N) whatever the names
+// are. Precondition: N3 held. Uses h.tensor_count words of scratch.
+[[nodiscard]] Check UniqueNamesBySorting(Bytes block, const HeaderInfo& h,
+                                         std::span<std::uint32_t> idx);
+
+}  // namespace kiln::internal
+
+#endif  // KILN_SRC_NAME_TABLE_H_

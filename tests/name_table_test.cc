@@ -1,0 +1,121 @@
+// Rule N5 through the hash table Parse fills in its descriptor pass (grouped
+// slots, hash tags, a name's last 16 bytes loaded whole and masked) against
+// a plain reference: a std::map from name to its first tensor. Names of
+// every length around the 8- and 16-byte edges, sharing prefixes and
+// suffixes, with repeats at random places; the first repeat (lowest index)
+// and the tensor it repeats must be the ones reported, by the table and by
+// the sorting fallback alike.
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kiln/directory.h"
+#include "rules.h"
+#include "support/block_builder.h"
+
+namespace kiln {
+namespace {
+
+using testing::BlockSpec;
+using testing::Buffer;
+using testing::TensorSpec;
+
+struct Repeat {
+  std::uint32_t tensor;
+  std::uint32_t first;
+};
+
+std::optional<Repeat> Reference(const std::vector<std::string>& names) {
+  std::map<std::string, std::uint32_t> seen;
+  for (std::uint32_t i = 0; i < names.size(); ++i) {
+    const auto [it, added] = seen.emplace(names[i], i);
+    if (!added) return Repeat{i, it->second};
+  }
+  return std::nullopt;
+}
+
+std::string RandomName(std::mt19937_64& rng) {
+  // Lengths around the hash's edges (8, 16, 32), and a small alphabet with
+  // shared prefixes and suffixes so that many names differ in one byte.
+  static const std::vector<std::size_t> kLengths = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40};
+  const std::size_t len = kLengths[rng() % kLengths.size()];
+  std::string s = rng() % 2 == 0 ? "model.layers." : "";
+  while (s.size() < len) s += static_cast<char>("ab.\x01"[rng() % 4]);
+  s.resize(len);
+  if (rng() % 3 == 0 && len > 4) s.replace(len - 4, 4, ".wt" + std::string(1, 'a' + rng() % 3));
+  return s;
+}
+
+Buffer Block(const std::vector<std::string>& names) {
+  BlockSpec spec;
+  for (const std::string& n : names) {
+    TensorSpec t;
+    t.name = n;
+    spec.tensors.push_back(t);
+  }
+  return testing::Build(spec);
+}
+
+TEST(NameTable, N5AgreesWithAMapOnRandomNames) {
+  std::mt19937_64 rng(7);
+  std::size_t repeats = 0, unique = 0;
+  for (const std::size_t n : {2, 3, 4, 5, 9, 64, 300, 1200}) {
+    for (int round = 0; round < 40; ++round) {
+      std::vector<std::string> names;
+      std::map<std::string, int> taken;
+      while (names.size() < n) {
+        std::string s = RandomName(rng);
+        if (taken.emplace(s, 0).second) names.push_back(s);
+      }
+      // Half the rounds: copy one name over another, maybe a second pair.
+      for (int k = 0; k < static_cast<int>(rng() % 3) && round % 2 == 0; ++k) {
+        names[rng() % n] = names[rng() % n];
+      }
+      const Buffer b = Block(names);
+      const std::optional<Repeat> want = Reference(names);
+      const Result<Directory> r = Parse(b);
+      if (!want) {
+        ASSERT_TRUE(r.ok()) << r.error().ToString();
+        ++unique;
+        continue;
+      }
+      ++repeats;
+      ASSERT_FALSE(r.ok()) << "n " << n << " round " << round;
+      EXPECT_EQ(r.error().rule, Rule::N5);
+      EXPECT_EQ(r.error().tensor, want->tensor);
+      EXPECT_NE(r.error().message.find("repeats the name of tensor " + std::to_string(want->first)),
+                std::string::npos)
+          << r.error().message;
+      // The sorting fallback reports the same.
+      const Result<HeaderInfo> h = ReadHeader(b);
+      ASSERT_TRUE(h.ok());
+      internal::Scratch scratch({});
+      const internal::Check sorted = internal::CheckUniqueNames(b, h.value(), scratch, 0);
+      ASSERT_TRUE(sorted.has_value());
+      EXPECT_EQ(sorted->tensor, r.error().tensor);
+      EXPECT_EQ(sorted->message, r.error().message);
+    }
+  }
+  EXPECT_GT(repeats, 50u);  // both outcomes were really exercised
+  EXPECT_GT(unique, 50u);
+}
+
+// A one-byte name repeated far apart: the bytes before each copy (read with
+// the name and masked off) differ, the verdict must not.
+TEST(NameTable, ShortNamesAreComparedWithoutTheBytesBeforeThem) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 200; ++i) names.push_back("n" + std::to_string(i));
+  names.push_back("x");
+  for (int i = 0; i < 50; ++i) names.push_back(std::string(1 + i % 20, 'q') + std::to_string(i));
+  names.push_back("x");
+  const Result<Directory> r = Parse(Block(names));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().rule, Rule::N5);
+  EXPECT_EQ(r.error().tensor, 251u);
+}
+
+}  // namespace
+}  // namespace kiln

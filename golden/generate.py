@@ -993,6 +993,20 @@ def heap_cases(g: Golden) -> None:
     g.bad("n3-extra-byte", "N3", "heap alphabeta plus one 0x00 byte: name_bytes 10, slices end at 9",
           build_block(two, heap=b"alphabeta\x00"),
           at=heap(9))
+    g.bad("n3-hole-before-layouts", "N3",
+          "named opaque tensor: heap blk.0.ffn_down.weight, one 0x00 byte, ggml.q4_K; the layout name starts at 22, the names end at 21 (the layout names tile the rest of the heap on their own)",
+          build_block([OP((2, 512), name="blk.0.ffn_down.weight", layout_off=22)],
+                      heap=b"blk.0.ffn_down.weight\x00ggml.q4_K"),
+          at=field(0, "layout_off"))
+    g.bad("n3-layouts-overlap-names", "N3",
+          "named opaque tensor: heap blk.0.ffn_down.weightggml.q4_K but layout_off 20 (one byte back into the name), layout_len 10",
+          build_block([OP((2, 512), name="blk.0.ffn_down.weight", layout_off=20, layout_len=10)],
+                      heap=b"blk.0.ffn_down.weightggml.q4_K"),
+          at=field(0, "layout_off"))
+    g.bad("n3-hole-between-layouts", "N3",
+          "two unnamed opaque tensors: heap ggml.q4_K, one 0x00 byte, ggml.q4_K; the second layout name starts at 10, not 9",
+          build_block([OP((2, 512)), OP((1, 512), layout_off=10)], heap=b"ggml.q4_K\x00ggml.q4_K"),
+          at=field(1, "layout_off"))
     g.bad("n3-shared-layout-slice", "N3",
           "two unnamed opaque ggml.q4_K tensors both at layout_off 0 len 9 over a 9-byte heap (repeats must be stored twice)",
           build_block([OP((2, 512)), OP((1, 512), layout_off=0)], heap=b"ggml.q4_K"),

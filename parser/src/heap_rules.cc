@@ -4,6 +4,7 @@
 
 #include "absl/strings/escaping.h"
 
+#include "heap_slices.h"
 #include "name_table.h"
 #include "primitives.h"
 #include "rules.h"
@@ -11,77 +12,89 @@
 namespace kiln::internal {
 namespace {
 
-// One slice of the heap, as a descriptor claims it.
-struct Slice {
-  std::uint32_t tensor;
-  std::uint16_t off;
-  std::uint16_t len;
-  std::size_t field;      // desc::kNameOff or desc::kLayoutOff
-  std::string_view what;  // "name" or "layout name"
-};
+std::string_view What(const Slice& s) { return s.layout ? "layout name" : "name"; }
 
-// Calls fn(slice) for every slice in heap order: the tensor names in
-// descriptor order, then the layout names in descriptor order. Stops at the
-// first failure. After N1, N2, O1, O2 hold, a slice is present exactly when
-// its length is nonzero.
+std::size_t FieldOf(const Slice& s) { return s.layout ? desc::kLayoutOff : desc::kNameOff; }
+
+// Calls add(slice) for every slice in heap order: the tensor names in
+// descriptor order, then the layout names in descriptor order. After N1, N2,
+// O1, O2 hold, a slice is present exactly when its length is nonzero.
 template <typename Fn>
-Check ForEachSlice(Bytes block, const HeaderInfo& h, Fn fn) {
-  for (std::size_t field : {desc::kNameOff, desc::kLayoutOff}) {
+void ForEachSlice(Bytes block, const HeaderInfo& h, Fn add) {
+  for (const bool layout : {false, true}) {
     for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
       const DescriptorBytes d = DescriptorAt(block, i);
-      const bool name = field == desc::kNameOff;
-      const auto off = name ? LoadLe<std::uint16_t, desc::kNameOff>(d)
-                            : LoadLe<std::uint16_t, desc::kLayoutOff>(d);
-      const auto len = name ? LoadLe<std::uint16_t, desc::kNameLen>(d)
-                            : LoadLe<std::uint16_t, desc::kLayoutLen>(d);
-      if (len == 0) continue;
-      if (Check e = fn(Slice{i, off, len, field, name ? "name" : "layout name"})) return e;
+      const auto off = layout ? LoadLe<std::uint16_t, desc::kLayoutOff>(d)
+                              : LoadLe<std::uint16_t, desc::kNameOff>(d);
+      const auto len = layout ? LoadLe<std::uint16_t, desc::kLayoutLen>(d)
+                              : LoadLe<std::uint16_t, desc::kNameLen>(d);
+      if (len != 0) add(Slice{i, off, len, layout});
     }
   }
-  return std::nullopt;
 }
 
 }  // namespace
 
-// N3: each slice starts where the previous one ended, the first at 0, none
-// ends past name_bytes, and the last ends at name_bytes.
-Check CheckHeapOrder(Bytes block, const HeaderInfo& h) {
-  std::uint64_t cursor = 0;
-  Check e = ForEachSlice(block, h, [&](const Slice& s) -> Check {
-    const std::uint64_t at = DescriptorFieldOffset(s.tensor, s.field);
-    if (s.off != cursor) {
-      return FailTensor(Rule::N3, at, s.tensor,
-                        "%s starts at heap offset %d, but the heap continues at %d (%s)", s.what,
-                        s.off, cursor, s.off > cursor ? "a hole" : "reordered or overlapping");
-    }
-    const std::uint64_t end = std::uint64_t{s.off} + s.len;
-    if (end > h.name_bytes) {
-      return FailTensor(Rule::N3, at, s.tensor, "%s slice [%d, %d) ends past name_bytes %d", s.what,
-                        s.off, end, h.name_bytes);
-    }
-    cursor = end;
-    return std::nullopt;
-  });
-  if (e) return e;
-  if (cursor != h.name_bytes) {
-    return Fail(Rule::N3, HeapStart(h.tensor_count) + cursor,
-                "the last heap slice ends at %d, but name_bytes is %d", cursor, h.name_bytes);
+void HeapSlices::CheckUtf8(Chain& c, const Slice& s) {
+  const Bytes text = block_.subspan(HeapStart(h_.tensor_count) + s.off, s.len);
+  if (const auto bad = FirstInvalidUtf8(text)) {
+    c.bad_utf8 = s;
+    c.bad_at = *bad;
+  }
+}
+
+Error HeapSlices::OrderError(const Slice& s, std::uint64_t cursor) const {
+  const std::uint64_t at = DescriptorFieldOffset(s.tensor, FieldOf(s));
+  if (s.off != cursor) {
+    return FailTensor(Rule::N3, at, s.tensor,
+                      "%s starts at heap offset %d, but the heap continues at %d (%s)", What(s),
+                      s.off, cursor, s.off > cursor ? "a hole" : "reordered or overlapping");
+  }
+  return FailTensor(Rule::N3, at, s.tensor, "%s slice [%d, %d) ends past name_bytes %d", What(s),
+                    s.off, s.end(), h_.name_bytes);
+}
+
+Check HeapSlices::OrderVerdict() const {
+  if (names_.broken) return OrderError(*names_.broken, names_.broken_cursor);
+  std::uint64_t cursor = names_.cursor;
+  if (layouts_.first) {
+    // The layout chain was followed from its own first slice: it holds once
+    // that slice starts where the names end.
+    if (layouts_.first->off != cursor) return OrderError(*layouts_.first, cursor);
+    if (layouts_.broken) return OrderError(*layouts_.broken, layouts_.broken_cursor);
+    cursor = layouts_.cursor;
+  }
+  if (cursor != h_.name_bytes) {
+    return Fail(Rule::N3, HeapStart(h_.tensor_count) + cursor,
+                "the last heap slice ends at %d, but name_bytes is %d", cursor, h_.name_bytes);
   }
   return std::nullopt;
 }
 
-// N4: every slice is well-formed UTF-8. Runs after N3, so slices are in range.
+Check HeapSlices::Utf8Verdict() const {
+  for (const Chain* c : {&names_, &layouts_}) {
+    if (!c->bad_utf8) continue;
+    const Slice& s = *c->bad_utf8;
+    const std::uint64_t at = HeapStart(h_.tensor_count) + s.off + c->bad_at;
+    return FailTensor(Rule::N4, at, s.tensor,
+                      "%s has an ill-formed UTF-8 sequence at its byte %d (0x%02x)", What(s),
+                      c->bad_at, block_[at]);
+  }
+  return std::nullopt;
+}
+
+// N3 by walking the heap in order.
+Check CheckHeapOrder(Bytes block, const HeaderInfo& h) {
+  HeapSlices slices(block, h, false);
+  ForEachSlice(block, h, [&](const Slice& s) { slices.Add(s); });
+  return slices.OrderVerdict();
+}
+
+// N4 by walking the heap in order. Runs after N3, so slices are in range.
 Check CheckHeapUtf8(Bytes block, const HeaderInfo& h) {
-  const std::uint64_t heap = HeapStart(h.tensor_count);
-  return ForEachSlice(block, h, [&](const Slice& s) -> Check {
-    const Bytes text = block.subspan(heap + s.off, s.len);
-    if (const auto bad = FirstInvalidUtf8(text)) {
-      return FailTensor(Rule::N4, heap + s.off + *bad, s.tensor,
-                        "%s has an ill-formed UTF-8 sequence at its byte %d (0x%02x)", s.what, *bad,
-                        text[*bad]);
-    }
-    return std::nullopt;
-  });
+  HeapSlices slices(block, h, true);
+  ForEachSlice(block, h, [&](const Slice& s) { slices.Add(s); });
+  return slices.Utf8Verdict();
 }
 
 Error DuplicateNameError(Bytes block, const HeaderInfo& h, std::uint32_t dup, std::uint32_t first) {

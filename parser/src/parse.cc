@@ -4,17 +4,23 @@
 //
 // One pass over the descriptors decodes each once and checks D1..Q4 on the
 // decoded fields (the fast path for plain tensors, else the precise per-rule
-// checks). The same pass does what the directory-wide rules need of each
-// descriptor: it follows whether the names tile the heap in order (N3),
-// enters each name in N5's hash table, checks each quantised tensor's scale
-// and outer references (Q5..Q7), and, while the payload ranges come in
-// offset order (the canonical layout), finds the first overlap (P1) and the
-// first nonzero gap byte (P2). Those findings are only reported after every
-// earlier rule has held, so the verdict is the same as checking each rule in
-// turn (tests/fast_path_test.cc); the full checks run whenever the pass could
-// not settle a rule.
+// checks). The same pass gathers what the directory-wide rules need of each
+// descriptor: it follows the heap slices (N3, and N4 when the heap is not all
+// ASCII), enters each name in N5's hash table, checks each quantised
+// tensor's scale and outer references (Q5..Q7), and, while the payload
+// ranges come in offset order (the canonical layout), finds the first
+// overlap (P1) and the first nonzero gap byte (P2). Those findings are only
+// reported after every earlier rule has held, so the verdict is the same as
+// checking each rule in turn (tests/fast_path_test.cc).
+//
+// Two cases read descriptor fields again after the pass: payload ranges out
+// of offset order (P1, P2 sort the tensors by byte_offset) and names that
+// exhaust N5's probe budget (sorted by name). Keeping a copy of every range
+// and name slice instead would cost up to 24 more bytes of scratch per
+// tensor, past the bound of 16 that ScratchWords documents.
 #include <cstring>
 
+#include "heap_slices.h"
 #include "kiln/directory.h"
 #include "name_table.h"
 #include "plain_descriptor.h"
@@ -30,8 +36,10 @@ using internal::RawDescriptor;
 class DirectoryScan {
  public:
   // read_gaps: the payload bytes are present and the gaps may be read.
-  DirectoryScan(Bytes block, const HeaderInfo& h, bool read_gaps, internal::Scratch& scratch)
-      : block_(block), h_(h), read_gaps_(read_gaps) {
+  // check_utf8: the heap is not all ASCII, so N4 must look at each slice.
+  DirectoryScan(Bytes block, const HeaderInfo& h, bool read_gaps, bool check_utf8,
+                internal::Scratch& scratch)
+      : block_(block), h_(h), read_gaps_(read_gaps), heap_(block, h, check_utf8) {
     if (h.has_names() && h.tensor_count >= 2) {
       names_.emplace(block, h, scratch.Get(ScratchWords(h.tensor_count)),
                      internal::DefaultProbeBudget(h.tensor_count));
@@ -41,7 +49,7 @@ class DirectoryScan {
   // Descriptor i, which passed D1..Q4.
   void Add(std::uint32_t i, const RawDescriptor& d) {
     if (d.name_len != 0) AddName(i, d.name_off, d.name_len);
-    layouts_ = layouts_ || d.layout_len != 0;
+    if (d.layout_len != 0) heap_.Add({i, d.layout_off, d.layout_len, true});
     if (d.quant_scheme != 0 && !quant_error_) {
       const auto at = [this](std::uint32_t j) {
         return internal::DecodeDescriptor(internal::DescriptorAt(block_, j));
@@ -51,11 +59,8 @@ class DirectoryScan {
     if (d.byte_length != 0) AddRange(i, d.byte_offset, d.byte_offset + d.byte_length);
   }
 
-  // N3 holds without looking further: the names tile the heap in order and
-  // there are no layout names.
-  [[nodiscard]] bool heap_settled() const {
-    return names_in_order_ && !layouts_ && names_end_ == h_.name_bytes;
-  }
+  // N3, then N4 (when the heap is not all ASCII).
+  [[nodiscard]] const internal::HeapSlices& heap() const { return heap_; }
 
   // N5. Precondition: N3 and N4 held.
   [[nodiscard]] Check UniqueNamesVerdict(internal::Scratch& scratch) const {
@@ -80,10 +85,9 @@ class DirectoryScan {
 
  private:
   void AddName(std::uint32_t i, std::uint16_t off, std::uint16_t len) {
-    names_in_order_ = names_in_order_ && off == names_end_;
-    names_end_ = std::uint64_t{off} + len;
+    heap_.Add({i, off, len, false});
     if (!names_ || duplicate_ || names_unsettled_) return;
-    if (names_end_ > h_.name_bytes) {
+    if (std::uint64_t{off} + len > h_.name_bytes) {
       names_unsettled_ = true;  // N3 fails; should it not, CheckUniqueNames decides
       return;
     }
@@ -128,12 +132,10 @@ class DirectoryScan {
   Bytes block_;
   const HeaderInfo& h_;
   bool read_gaps_;
-  bool names_in_order_ = true;
-  std::uint64_t names_end_ = 0;
+  internal::HeapSlices heap_;                 // N3, N4
   std::optional<internal::NameTable> names_;  // N5, for a named block of 2 or more
   std::optional<std::pair<std::uint32_t, std::uint32_t>> duplicate_;  // (tensor, first)
   bool names_unsettled_ = false;                                      // the table gave no verdict
-  bool layouts_ = false;
   Check quant_error_;
   bool sorted_ = true;
   std::uint64_t last_begin_ = 0;
@@ -171,7 +173,8 @@ Check CheckBlock(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor*
   if (Check e = CheckPadding(block, h)) return e;
   // Descriptors in index order: D1..D10, N1, N2, O1..O3, Q1..Q4, each
   // decoded once.
-  DirectoryScan scan(block, h, gaps == nullptr, scratch);
+  const bool ascii = HeapIsAscii(block.subspan(HeapStart(h.tensor_count), h.name_bytes));
+  DirectoryScan scan(block, h, gaps == nullptr, !ascii, scratch);
   for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
     const RawDescriptor d = DecodeDescriptor(DescriptorAt(block, i));
     if (!PlainFieldsOk(d, h)) {
@@ -179,13 +182,10 @@ Check CheckBlock(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor*
     }
     scan.Add(i, d);
   }
-  // N3, N4, N5
-  if (!scan.heap_settled()) {
-    if (Check e = CheckHeapOrder(block, h)) return e;
-  }
-  const Bytes heap = block.subspan(HeapStart(h.tensor_count), h.name_bytes);
-  if (!HeapIsAscii(heap)) {
-    if (Check e = CheckHeapUtf8(block, h)) return e;
+  // N3, N4, N5, from what the pass gathered
+  if (Check e = scan.heap().OrderVerdict()) return e;
+  if (!ascii) {
+    if (Check e = scan.heap().Utf8Verdict()) return e;
   }
   if (Check e = scan.UniqueNamesVerdict(scratch)) return e;
   // Q5..Q7, checked in the pass

@@ -20,15 +20,24 @@ NAMES = ["BM_KilnValidate", "BM_KilnValidateScratch", "BM_KilnValidateShortNames
 def main(path):
     data = json.load(open(path))
     median = defaultdict(dict)  # name -> n -> ns
+    names = {}  # (n, kind) -> ns per tensor, BM_KilnNames
     counters = {}
+    scratch_allocs = {}
     for b in data["benchmarks"]:
         if b.get("aggregate_name") != "median":
             continue
-        name, n = b["run_name"].split("/")
+        parts = b["run_name"].split("/")
         ns = b["real_time"] * {"ns": 1, "us": 1e3, "ms": 1e6}[b["time_unit"]]
+        if parts[0] == "BM_KilnNames":
+            n, kind = int(parts[1]), int(parts[2])
+            names[(n, kind)] = ns / n
+            continue
+        name, n = parts
         median[name][int(n)] = ns
         if name == "BM_KilnValidate":
             counters[int(n)] = b
+        if name == "BM_KilnValidateScratch":
+            scratch_allocs[int(n)] = b["allocs_per_parse"]
     sizes = sorted(median["BM_KilnValidate"])
     print("| benchmark | " + " | ".join("N = %d" % n for n in sizes) + " |")
     print("|---|" + "---|" * len(sizes))
@@ -43,6 +52,13 @@ def main(path):
             n, counters[n]["allocs_per_parse"], counters[n]["peak_heap_bytes"],
             "yes" if counters[n]["named"] else "no") for n in sizes))
     print()
+    if names:
+        print("| names (BM_KilnNames) | unnamed | named | named / unnamed |")
+        print("|---|---|---|---|")
+        for n, kind, label in ((10000, 1, "10,000 short names"), (1500, 2, "1,500 realistic names")):
+            print("| %s | %.1f ns | %.1f ns | %.2f |" % (label, names[(n, 0)], names[(n, kind)],
+                                                      names[(n, kind)] / names[(n, 0)]))
+        print()
     k = median["BM_KilnValidate"]
     rows = [
         ("simdjson / kiln at N = 10,000", median["BM_SafetensorsSimdjson"][10000] / k[10000], ">= 5"),
@@ -51,6 +67,17 @@ def main(path):
         ("kiln / floor at N = 10,000", k[10000] / median["BM_ScanFloor"][10000], "<= 4"),
         ("kiln / floor at N = 100,000", k[100000] / median["BM_ScanFloor"][100000], "<= 6"),
         ("kiln ns/tensor N = 100,000 over N = 1,000", (k[100000] / 100000) / (k[1000] / 1000), "<= 2"),
+    ]
+    if names:
+        rows += [
+            ("named / unnamed, 10,000 short names", names[(10000, 1)] / names[(10000, 0)], "<= 1.5"),
+            ("named / unnamed, 1,500 realistic names", names[(1500, 2)] / names[(1500, 0)], "<= 1.5"),
+            ("unnamed / floor at N = 10,000", names[(10000, 0)] / (median["BM_ScanFloor"][10000] / 10000),
+             "<= 4"),
+        ]
+    rows += [
+        ("allocations per named parse (N = 1,000), no scratch", counters[1000]["allocs_per_parse"], "<= 1"),
+        ("allocations per parse with scratch (max over N)", max(scratch_allocs.values()), "<= 0"),
     ]
     print("| goal | measured | target | met |")
     print("|---|---|---|---|")

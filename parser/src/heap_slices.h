@@ -53,8 +53,16 @@ class HeapSlices {
         c.cursor = s.end();
       }
     }
-    if (check_utf8_ && !c.bad_utf8 && s.end() <= h_.name_bytes) CheckUtf8(c, s);
+    // Only while the chain holds: its slices are then disjoint and inside
+    // the heap, so no byte is checked twice however the descriptors overlap
+    // their slices (and once it breaks, N3 fails before N4 matters).
+    if (check_utf8_ && !c.bad_utf8 && !c.broken) CheckUtf8(c, s);
   }
+
+  // Every tensor name so far starts where the previous one ended, the first
+  // at 0, and none ends past name_bytes: the names are distinct slices of
+  // the heap, in order.
+  [[nodiscard]] bool names_follow_on() const { return !names_.broken; }
 
   // N3: each slice starts where the previous one ended, the first at 0, none
   // ends past name_bytes, and the last ends at name_bytes.

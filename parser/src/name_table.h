@@ -115,19 +115,18 @@ class NameTable {
   // Adds tensor i, whose name is [off, off + len) of the block, inside the
   // heap. kRepeat: tensor *first has the same name. kOverBudget: the table
   // gives no verdict (each group looked at costs one unit of the budget).
-  [[nodiscard]] Added Add(std::uint32_t i, std::size_t off, std::size_t len, std::uint32_t* first) {
+  [[nodiscard, gnu::always_inline]] Added Add(std::uint32_t i, std::size_t off, std::size_t len,
+                                              std::uint32_t* first) {
     const std::uint64_t hash = HashName(block_, off, len);
     const auto tag = static_cast<std::uint32_t>(hash >> 32) & ~index_mask_;
     for (std::size_t group = hash & mask_;; group = (group + kGroup) & mask_) {
       if (budget_ == 0) return Added::kOverBudget;
       --budget_;
       const std::span<std::uint32_t, kGroup> slots = table_.subspan(group).first<kGroup>();
-      unsigned empty = 0, match = 0;
-      for (unsigned k = 0; k < kGroup; ++k) {
-        const std::uint32_t s = slots[k];
-        empty |= static_cast<unsigned>(s == kNoTensor) << k;
-        match |= static_cast<unsigned>(s != kNoTensor && (s & ~index_mask_) == tag) << k;
-      }
+      const unsigned empty = Flag(slots[0] == kNoTensor, 0) | Flag(slots[1] == kNoTensor, 1) |
+                             Flag(slots[2] == kNoTensor, 2) | Flag(slots[3] == kNoTensor, 3);
+      unsigned match = Flag(Tagged(slots[0], tag), 0) | Flag(Tagged(slots[1], tag), 1) |
+                       Flag(Tagged(slots[2], tag), 2) | Flag(Tagged(slots[3], tag), 3);
       for (; match != 0; match &= match - 1) {  // rare: same tag
         const std::uint32_t j = slots[static_cast<unsigned>(std::countr_zero(match))] & index_mask_;
         if (NameOf(block_, h_, j) ==
@@ -144,6 +143,12 @@ class NameTable {
   }
 
  private:
+  static unsigned Flag(bool b, unsigned k) { return static_cast<unsigned>(b) << k; }
+  // A slot that holds a tensor whose hash carries this tag.
+  [[nodiscard]] bool Tagged(std::uint32_t slot, std::uint32_t tag) const {
+    return slot != kNoTensor && (slot & ~index_mask_) == tag;
+  }
+
   Bytes block_;
   const HeaderInfo& h_;
   std::span<std::uint32_t> table_;

@@ -39,12 +39,12 @@ class DirectoryScan {
   // check_utf8: the heap is not all ASCII, so N4 must look at each slice.
   DirectoryScan(Bytes block, const HeaderInfo& h, bool read_gaps, bool check_utf8,
                 internal::Scratch& scratch)
-      : block_(block), h_(h), read_gaps_(read_gaps), heap_(block, h, check_utf8) {
-    if (h.has_names() && h.tensor_count >= 2) {
-      names_.emplace(block, h, scratch.Get(ScratchWords(h.tensor_count)),
-                     internal::DefaultProbeBudget(h.tensor_count));
-    }
-  }
+      : block_(block),
+        h_(h),
+        read_gaps_(read_gaps),
+        heap_(block, h, check_utf8),
+        scratch_(scratch),
+        hash_names_(h.has_names() && h.tensor_count >= 2) {}
 
   // Descriptor i, which passed D1..Q4.
   void Add(std::uint32_t i, const RawDescriptor& d) {
@@ -84,12 +84,21 @@ class DirectoryScan {
   }
 
  private:
+  // N5's table takes a name only while the names tile the heap in order: a
+  // name that does not follow on breaks N3, so N5 needs no verdict. That
+  // also bounds the hashing by the heap's size: names that overlap (each
+  // descriptor pointing at the same 64 KiB) would otherwise be hashed
+  // again and again, 512 bytes of work per byte of input.
   void AddName(std::uint32_t i, std::uint16_t off, std::uint16_t len) {
     heap_.Add({i, off, len, false});
-    if (!names_ || duplicate_ || names_unsettled_) return;
-    if (std::uint64_t{off} + len > h_.name_bytes) {
+    if (!hash_names_ || duplicate_ || names_unsettled_) return;
+    if (!heap_.names_follow_on()) {
       names_unsettled_ = true;  // N3 fails; should it not, CheckUniqueNames decides
       return;
+    }
+    if (!names_) {  // allocated once a first descriptor has passed
+      names_.emplace(block_, h_, scratch_.Get(ScratchWords(h_.tensor_count)),
+                     internal::DefaultProbeBudget(h_.tensor_count));
     }
     std::uint32_t first = 0;
     switch (names_->Add(i, internal::HeapStart(h_.tensor_count) + off, len, &first)) {
@@ -132,8 +141,10 @@ class DirectoryScan {
   Bytes block_;
   const HeaderInfo& h_;
   bool read_gaps_;
-  internal::HeapSlices heap_;                 // N3, N4
-  std::optional<internal::NameTable> names_;  // N5, for a named block of 2 or more
+  internal::HeapSlices heap_;  // N3, N4
+  internal::Scratch& scratch_;
+  bool hash_names_;                                                   // a named block of 2 or more
+  std::optional<internal::NameTable> names_;                          // N5
   std::optional<std::pair<std::uint32_t, std::uint32_t>> duplicate_;  // (tensor, first)
   bool names_unsettled_ = false;                                      // the table gave no verdict
   Check quant_error_;

@@ -117,5 +117,28 @@ TEST(NameTable, ShortNamesAreComparedWithoutTheBytesBeforeThem) {
   EXPECT_EQ(r.error().tensor, 251u);
 }
 
+// Overlapping names (tensor i claims the heap from byte i to its end, the
+// heap not all ASCII) are distinct, so only N3 can reject them: it must, at
+// tensor 1, whose name does not start where tensor 0's ends. (The pass
+// hashes and UTF-8-checks no name past that point; BM_KilnHostileOverlapping
+// Names measures that the work stays linear.)
+TEST(NameTable, OverlappingNamesAreN3AtTheFirstThatDoesNotFollowOn) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 64; ++i) names.push_back("layer." + std::to_string(i) + ".w\xC3\xA9");
+  Buffer b = Block(names);
+  const Result<HeaderInfo> h = ReadHeader(b);
+  ASSERT_TRUE(h.ok());
+  const std::uint32_t name_bytes = h.value().name_bytes;
+  for (std::uint32_t i = 0; i < names.size(); ++i) {
+    testing::Put(b, testing::Desc(i, testing::kNameOff), i, 2);
+    testing::Put(b, testing::Desc(i, testing::kNameLen), name_bytes - i, 2);
+  }
+  const Result<Directory> r = Parse(b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().rule, Rule::N3);
+  EXPECT_EQ(r.error().tensor, 1u);
+  EXPECT_EQ(r.error().offset, testing::Desc(1, testing::kNameOff));
+}
+
 }  // namespace
 }  // namespace kiln

@@ -11,11 +11,16 @@
 #define KILN_SRC_NAME_TABLE_H_
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <span>
 #include <string_view>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "fail.h"
 #include "kiln/directory.h"
@@ -40,6 +45,19 @@ namespace kiln::internal {
   return v;
 }
 
+// For k = 0..16: the masks that keep the last k bytes of a 16-byte window
+// loaded as two little-endian words.
+inline constexpr std::array<std::array<std::uint64_t, 2>, 17> kTailMasks = [] {
+  std::array<std::array<std::uint64_t, 2>, 17> t{};
+  for (std::size_t k = 0; k <= 16; ++k) {
+    const std::size_t skip = 16 - k;
+    t[k][0] = skip >= 8 ? 0 : ~std::uint64_t{0} << (8 * skip);
+    t[k][1] =
+        skip >= 8 ? (skip == 16 ? 0 : ~std::uint64_t{0} << (8 * (skip - 8))) : ~std::uint64_t{0};
+  }
+  return t;
+}();
+
 // A 64-bit hash of the name at [off, off + len) of the block. The name's
 // last 16 bytes are loaded whole (when it is shorter, the bytes before it are
 // masked off) and go through one 128-bit multiply with the length; each
@@ -51,17 +69,16 @@ namespace kiln::internal {
 // heap meets it: the heap starts at 64 + 128 * tensor_count >= 192.
 [[nodiscard]] inline std::uint64_t HashName(Bytes block, std::size_t off, std::size_t len) {
   constexpr std::uint64_t kA = 0xa0761d6478bd642full, kB = 0xe7037ed1a0b428dbull;
-  constexpr std::uint64_t kAll = ~std::uint64_t{0};
   const std::uint8_t* p = block.data() + off;
   std::uint64_t h = len;
   std::size_t i = 0;
   for (; len - i > 16; i += 16) {
     h ^= MixWords(WordLe(p + i) ^ kA ^ i, WordLe(p + i + 8) ^ kB);
   }
-  // The last 16 bytes; the first `skip` of them are not the name's.
-  const std::size_t skip = len < 16 ? 16 - len : 0;
-  const std::uint64_t m0 = skip >= 8 ? 0 : kAll << (8 * skip);
-  const std::uint64_t m1 = skip >= 8 ? kAll << (8 * (skip - 8)) : kAll;
+  // The last 16 bytes; of a shorter name, the first 16 - len are not the
+  // name's and are masked off.
+  const std::size_t keep = len < 16 ? len : 16;
+  const std::uint64_t m0 = kTailMasks[keep][0], m1 = kTailMasks[keep][1];
   return h ^ MixWords((WordLe(p + len - 16) & m0) ^ kA ^ h, (WordLe(p + len - 8) & m1) ^ kB);
 }
 
@@ -80,6 +97,36 @@ namespace kiln::internal {
 [[nodiscard]] constexpr std::uint64_t DefaultProbeBudget(std::uint32_t tensor_count) {
   return 8 * std::uint64_t{tensor_count} + 1024;
 }
+
+// One bit per slot of a group of four: *empty for the free slots (kNoTensor),
+// *match for the slots holding a tensor whose hash carries `tag` in the bits
+// of `tag_bits`. NameTable uses the SSE2 form (four compares at once; every
+// x86-64 has SSE2) where it exists; tests check both forms agree.
+inline void ScanGroupScalar(std::span<const std::uint32_t, 4> slots, std::uint32_t tag,
+                            std::uint32_t tag_bits, unsigned* empty, unsigned* match) {
+  *empty = 0;
+  *match = 0;
+  for (unsigned k = 0; k < 4; ++k) {
+    const std::uint32_t s = slots[k];
+    *empty |= static_cast<unsigned>(s == kNoTensor) << k;
+    *match |= static_cast<unsigned>(s != kNoTensor && (s & tag_bits) == tag) << k;
+  }
+}
+
+#if defined(__SSE2__)
+[[gnu::always_inline]] inline void ScanGroupSse2(std::span<const std::uint32_t, 4> slots,
+                                                 std::uint32_t tag, __m128i tag_bits,
+                                                 unsigned* empty, unsigned* match) {
+  const __m128i g = _mm_loadu_si128(reinterpret_cast<const __m128i*>(slots.data()));
+  const auto free = static_cast<unsigned>(
+      _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(g, _mm_set1_epi32(-1)))));
+  const __m128i tags = _mm_and_si128(g, tag_bits);
+  const auto same = static_cast<unsigned>(_mm_movemask_ps(
+      _mm_castsi128_ps(_mm_cmpeq_epi32(tags, _mm_set1_epi32(static_cast<int>(tag))))));
+  *empty = free;
+  *match = same & ~free;
+}
+#endif
 
 // Open addressing over groups of four slots (16 bytes): a name's hash picks
 // a group; it goes into the first free slot of the first group, in order,
@@ -110,23 +157,45 @@ class NameTable {
         index_mask_(
             static_cast<std::uint32_t>((std::uint64_t{1} << std::bit_width(h.tensor_count)) - 1)) {
     std::fill(table_.begin(), table_.end(), kNoTensor);
+#if defined(__SSE2__)
+    tag_bits_ = _mm_set1_epi32(static_cast<int>(~index_mask_));
+#endif
+  }
+
+  // Tensor i's name, [off, off + len) of the block inside the heap, hashed.
+  struct Name {
+    std::uint32_t tensor;
+    std::size_t off;
+    std::size_t len;
+    std::uint64_t hash;
+  };
+
+  // Hashes tensor i's name and asks the processor for its group, so that a
+  // caller that adds it one step later finds the group in cache.
+  [[nodiscard, gnu::always_inline]] Name Prepare(std::uint32_t i, std::size_t off,
+                                                 std::size_t len) const {
+    const Name n{i, off, len, HashName(block_, off, len)};
+    __builtin_prefetch(table_.data() + (n.hash & mask_), 1);
+    return n;
   }
 
   // Adds tensor i, whose name is [off, off + len) of the block, inside the
   // heap. kRepeat: tensor *first has the same name. kOverBudget: the table
   // gives no verdict (each group looked at costs one unit of the budget).
-  [[nodiscard, gnu::always_inline]] Added Add(std::uint32_t i, std::size_t off, std::size_t len,
-                                              std::uint32_t* first) {
-    const std::uint64_t hash = HashName(block_, off, len);
+  [[nodiscard]] Added Add(std::uint32_t i, std::size_t off, std::size_t len, std::uint32_t* first) {
+    return Add(Prepare(i, off, len), first);
+  }
+
+  // The same, for a name Prepare hashed. Names must be added in index order.
+  [[nodiscard, gnu::always_inline]] Added Add(const Name& n, std::uint32_t* first) {
+    const std::uint32_t i = n.tensor;
+    const std::size_t off = n.off, len = n.len;
+    const std::uint64_t hash = n.hash;
     const auto tag = static_cast<std::uint32_t>(hash >> 32) & ~index_mask_;
     for (std::size_t group = hash & mask_;; group = (group + kGroup) & mask_) {
-      if (budget_ == 0) return Added::kOverBudget;
-      --budget_;
       const std::span<std::uint32_t, kGroup> slots = table_.subspan(group).first<kGroup>();
-      const unsigned empty = Flag(slots[0] == kNoTensor, 0) | Flag(slots[1] == kNoTensor, 1) |
-                             Flag(slots[2] == kNoTensor, 2) | Flag(slots[3] == kNoTensor, 3);
-      unsigned match = Flag(Tagged(slots[0], tag), 0) | Flag(Tagged(slots[1], tag), 1) |
-                       Flag(Tagged(slots[2], tag), 2) | Flag(Tagged(slots[3], tag), 3);
+      unsigned empty = 0, match = 0;
+      Scan(slots, tag, &empty, &match);
       for (; match != 0; match &= match - 1) {  // rare: same tag
         const std::uint32_t j = slots[static_cast<unsigned>(std::countr_zero(match))] & index_mask_;
         if (NameOf(block_, h_, j) ==
@@ -139,14 +208,19 @@ class NameTable {
         slots[static_cast<unsigned>(std::countr_zero(empty))] = tag | i;
         return Added::kNew;
       }
+      if (budget_ == 0) return Added::kOverBudget;  // every group past the first costs 1
+      --budget_;
     }
   }
 
  private:
-  static unsigned Flag(bool b, unsigned k) { return static_cast<unsigned>(b) << k; }
-  // A slot that holds a tensor whose hash carries this tag.
-  [[nodiscard]] bool Tagged(std::uint32_t slot, std::uint32_t tag) const {
-    return slot != kNoTensor && (slot & ~index_mask_) == tag;
+  [[gnu::always_inline]] void Scan(std::span<const std::uint32_t, kGroup> slots, std::uint32_t tag,
+                                   unsigned* empty, unsigned* match) const {
+#if defined(__SSE2__)
+    ScanGroupSse2(slots, tag, tag_bits_, empty, match);
+#else
+    ScanGroupScalar(slots, tag, ~index_mask_, empty, match);
+#endif
   }
 
   Bytes block_;
@@ -155,6 +229,9 @@ class NameTable {
   std::size_t mask_;  // of the group's first slot
   std::uint64_t budget_;
   std::uint32_t index_mask_;
+#if defined(__SSE2__)
+  __m128i tag_bits_;  // ~index_mask_ in each lane
+#endif
 };
 
 // The N5 rejection: tensor dup repeats the name of tensor first.

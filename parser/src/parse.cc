@@ -47,8 +47,11 @@ class DirectoryScan {
         hash_names_(h.has_names() && h.tensor_count >= 2) {}
 
   // Descriptor i, which passed D1..Q4.
+  // kNamed: the block's name flag (in an unnamed block N1 made every
+  // name_len 0, so the name work is compiled out of its pass).
+  template <bool kNamed>
   void Add(std::uint32_t i, const RawDescriptor& d) {
-    if (d.name_len != 0) AddName(i, d.name_off, d.name_len);
+    if constexpr (kNamed) AddName(i, d.name_off, d.name_len);  // N2: name_len > 0
     if (d.layout_len != 0) heap_.Add({i, d.layout_off, d.layout_len, true});
     if (d.quant_scheme != 0 && !quant_error_) {
       const auto at = [this](std::uint32_t j) {
@@ -63,7 +66,7 @@ class DirectoryScan {
   [[nodiscard]] const internal::HeapSlices& heap() const { return heap_; }
 
   // N5. Precondition: N3 and N4 held.
-  [[nodiscard]] Check UniqueNamesVerdict(internal::Scratch& scratch) const {
+  [[nodiscard]] Check UniqueNamesVerdict(internal::Scratch& scratch) {
     if (duplicate_)
       return internal::DuplicateNameError(block_, h_, duplicate_->first, duplicate_->second);
     if (names_unsettled_) return internal::CheckUniqueNames(block_, h_, scratch);
@@ -100,12 +103,16 @@ class DirectoryScan {
       names_.emplace(block_, h_, scratch_.Get(ScratchWords(h_.tensor_count)),
                      internal::DefaultProbeBudget(h_.tensor_count));
     }
+    Enter(names_->Prepare(i, internal::HeapStart(h_.tensor_count) + off, len));
+  }
+
+  void Enter(const internal::NameTable::Name& name) {
     std::uint32_t first = 0;
-    switch (names_->Add(i, internal::HeapStart(h_.tensor_count) + off, len, &first)) {
+    switch (names_->Add(name, &first)) {
       case internal::NameTable::Added::kNew:
         break;
       case internal::NameTable::Added::kRepeat:
-        duplicate_.emplace(i, first);
+        duplicate_.emplace(name.tensor, first);
         break;
       case internal::NameTable::Added::kOverBudget:
         names_unsettled_ = true;  // CheckUniqueNames sorts
@@ -145,6 +152,7 @@ class DirectoryScan {
   internal::Scratch& scratch_;
   bool hash_names_;                                                   // a named block of 2 or more
   std::optional<internal::NameTable> names_;                          // N5
+  std::optional<internal::NameTable::Name> pending_;                  // hashed, not yet entered
   std::optional<std::pair<std::uint32_t, std::uint32_t>> duplicate_;  // (tensor, first)
   bool names_unsettled_ = false;                                      // the table gave no verdict
   Check quant_error_;
@@ -165,6 +173,11 @@ class DirectoryScan {
 bool HeapIsAscii(Bytes heap) {
   std::uint64_t high = 0;
   std::size_t i = 0;
+  for (; heap.size() - i >= 32; i += 32) {  // four words at a time
+    std::uint64_t w[4] = {};
+    std::memcpy(w, heap.data() + i, 32);
+    high |= (w[0] | w[1]) | (w[2] | w[3]);
+  }
   for (; heap.size() - i >= 8; i += 8) {
     std::uint64_t w = 0;
     std::memcpy(&w, heap.data() + i, 8);
@@ -172,6 +185,20 @@ bool HeapIsAscii(Bytes heap) {
   }
   for (; i < heap.size(); ++i) high |= heap[i];
   return (high & 0x8080808080808080ull) == 0;
+}
+
+// D1..Q4 for each descriptor, decoded once, and what the directory-wide
+// rules need of it into `scan`. One loop per value of the name flag.
+template <bool kNamed>
+Check ScanDescriptors(Bytes block, const HeaderInfo& h, DirectoryScan& scan) {
+  for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
+    const RawDescriptor d = internal::DecodeDescriptor(internal::DescriptorAt(block, i));
+    if (!internal::PlainFieldsOk<kNamed>(d, h)) {
+      if (Check e = internal::CheckFields(d, i, h)) return e;
+    }
+    scan.Add<kNamed>(i, d);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -186,12 +213,9 @@ Check CheckBlock(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor*
   // decoded once.
   const bool ascii = HeapIsAscii(block.subspan(HeapStart(h.tensor_count), h.name_bytes));
   DirectoryScan scan(block, h, gaps == nullptr, !ascii, scratch);
-  for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
-    const RawDescriptor d = DecodeDescriptor(DescriptorAt(block, i));
-    if (!PlainFieldsOk(d, h)) {
-      if (Check e = CheckFields(d, i, h)) return e;
-    }
-    scan.Add(i, d);
+  if (Check e = h.has_names() ? ScanDescriptors<true>(block, h, scan)
+                              : ScanDescriptors<false>(block, h, scan)) {
+    return e;
   }
   // N3, N4, N5, from what the pass gathered
   if (Check e = scan.heap().OrderVerdict()) return e;

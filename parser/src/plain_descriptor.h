@@ -29,6 +29,8 @@ inline constexpr std::array<std::uint8_t, 32> kPlainBits = [] {
 
 // Inline: it runs once per descriptor in the hot loop of Parse. Branches
 // are few: the fields that must hold fixed values are compared together.
+// kNamed is h.has_names(), fixed for the whole loop.
+template <bool kNamed>
 [[nodiscard]] inline bool PlainFieldsOk(const RawDescriptor& d, const HeaderInfo& h) {
   const std::uint8_t bits = d.dtype < kPlainBits.size() ? kPlainBits[d.dtype] : 0;  // D1, opaque
   if (bits == 0 || d.rank > kMaxRank) return false;                                 // D2
@@ -62,8 +64,8 @@ inline constexpr std::array<std::uint8_t, 32> kPlainBits = [] {
       end > h.payload_bytes || (d.byte_offset & (kPayloadAlignment - 1)) != 0) {  // D8..D10
     return false;
   }
-  return h.has_names() ? (d.name_len != 0 && d.name_off != kNoHeapSlice)   // N2
-                       : (d.name_len == 0 && d.name_off == kNoHeapSlice);  // N1
+  if constexpr (kNamed) return d.name_len != 0 && d.name_off != kNoHeapSlice;  // N2
+  return d.name_len == 0 && d.name_off == kNoHeapSlice;                        // N1
 }
 
 }  // namespace kiln::internal

@@ -170,13 +170,10 @@ class NameTable {
     std::uint64_t hash;
   };
 
-  // Hashes tensor i's name and asks the processor for its group, so that a
-  // caller that adds it one step later finds the group in cache.
+  // Hashes tensor i's name.
   [[nodiscard, gnu::always_inline]] Name Prepare(std::uint32_t i, std::size_t off,
                                                  std::size_t len) const {
-    const Name n{i, off, len, HashName(block_, off, len)};
-    __builtin_prefetch(table_.data() + (n.hash & mask_), 1);
-    return n;
+    return Name{i, off, len, HashName(block_, off, len)};
   }
 
   // Adds tensor i, whose name is [off, off + len) of the block, inside the

@@ -162,5 +162,36 @@ TEST(Stream, ForeignMagicRejectedAfterFourBytes) {
   EXPECT_EQ(v.error().ToString(), Parse(gguf).error().ToString());
 }
 
+// bytes_to_checkpoint at each point of a valid block's life, in both modes:
+// the header's 64 bytes, then up to payload_base, then up to block_length;
+// once complete, 1 in whole mode (one more byte would be FRAME H8) and 0 in
+// prefix mode; 0 after Finish() whatever came before.
+TEST(Stream, BytesToCheckpointAtEachPhase) {
+  const Buffer b = testing::ReadFile(std::string(KILN_GOLDEN_DIR) + "/cases/kiln-v2-f32.klnt");
+  const Result<Directory> d = Parse(b);
+  ASSERT_TRUE(d.ok());
+  const std::uint64_t base = d.value().header().payload_base;
+  ASSERT_GT(b.size(), base);  // a payload region to cross
+  for (const Mode mode : {Mode::kWhole, Mode::kPrefix}) {
+    StreamValidator v({.mode = mode, .limits = {}});
+    EXPECT_EQ(v.bytes_to_checkpoint(), 64u);
+    ASSERT_EQ(v.Feed(std::span(b).first(10)), StreamStatus::kNeedMore);
+    EXPECT_EQ(v.bytes_to_checkpoint(), 54u);
+    ASSERT_EQ(v.Feed(std::span(b).subspan(10, 54)), StreamStatus::kNeedMore);
+    EXPECT_EQ(v.bytes_to_checkpoint(), base - 64);
+    ASSERT_EQ(v.Feed(std::span(b).subspan(64, base - 64)), StreamStatus::kNeedMore);
+    EXPECT_EQ(v.bytes_to_checkpoint(), b.size() - base);
+    ASSERT_EQ(v.Feed(std::span(b).subspan(base)), StreamStatus::kComplete);
+    EXPECT_EQ(v.bytes_to_checkpoint(), mode == Mode::kWhole ? 1u : 0u);
+    ASSERT_EQ(v.Finish(), StreamStatus::kComplete);
+    EXPECT_EQ(v.bytes_to_checkpoint(), 0u);
+  }
+  // Finished early: rejected (H8), nothing more to read.
+  StreamValidator early;
+  ASSERT_EQ(early.Feed(std::span(b).first(10)), StreamStatus::kNeedMore);
+  ASSERT_EQ(early.Finish(), StreamStatus::kRejected);
+  EXPECT_EQ(early.bytes_to_checkpoint(), 0u);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -39,11 +39,11 @@ class DirectoryScan {
   // check_utf8: the heap is not all ASCII, so N4 must look at each slice.
   DirectoryScan(Bytes block, const HeaderInfo& h, bool read_gaps, bool check_utf8,
                 internal::Scratch& scratch)
-      : block_(block),
-        h_(h),
-        read_gaps_(read_gaps),
-        heap_(block, h, check_utf8),
+      : h_(h),
         scratch_(scratch),
+        block_(block),
+        heap_(block, h, check_utf8),
+        read_gaps_(read_gaps),
         hash_names_(h.has_names() && h.tensor_count >= 2) {}
 
   // Descriptor i, which passed D1..Q4.
@@ -145,28 +145,28 @@ class DirectoryScan {
     cursor_ = end;
   }
 
-  Bytes block_;
+  // Ordered for size (large members first), not by rule.
+  std::optional<internal::NameTable> names_;  // N5, for a named block of 2 or more
   const HeaderInfo& h_;
-  bool read_gaps_;
-  internal::HeapSlices heap_;  // N3, N4
   internal::Scratch& scratch_;
-  bool hash_names_;                                                   // a named block of 2 or more
-  std::optional<internal::NameTable> names_;                          // N5
-  std::optional<internal::NameTable::Name> pending_;                  // hashed, not yet entered
-  std::optional<std::pair<std::uint32_t, std::uint32_t>> duplicate_;  // (tensor, first)
-  bool names_unsettled_ = false;                                      // the table gave no verdict
-  Check quant_error_;
-  bool sorted_ = true;
-  std::uint64_t last_begin_ = 0;
-  bool has_prev_ = false;
+  std::uint64_t last_begin_ = 0;  // P1, P2 while the ranges come in offset order:
+  std::uint64_t cursor_ = 0;      // where the previous range ends
+  std::uint64_t gap_from_ = 0;    // the first gap [gap_from_, gap_to_) holding a
+  std::uint64_t gap_to_ = 0;      // nonzero byte
+  Bytes block_;
+  Check quant_error_;                 // Q5..Q7
+  internal::HeapSlices heap_;         // N3, N4
   std::uint32_t prev_ = 0;            // the previous tensor with a nonzero range
-  std::uint64_t cursor_ = 0;          // where its range ends
-  bool overlap_ = false;              // the first overlap: tensor overlap_tensor_ starts
-  std::uint32_t overlap_tensor_ = 0;  // before overlap_prev_ ends
-  std::uint32_t overlap_prev_ = 0;
-  bool gap_ = false;  // the first gap [gap_from_, gap_to_) holding a nonzero byte
-  std::uint64_t gap_from_ = 0;
-  std::uint64_t gap_to_ = 0;
+  std::uint32_t overlap_tensor_ = 0;  // the first overlap: tensor overlap_tensor_ starts
+  std::uint32_t overlap_prev_ = 0;    // before overlap_prev_ ends
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> duplicate_;  // N5: (tensor, first)
+  bool read_gaps_;
+  bool hash_names_;
+  bool names_unsettled_ = false;  // N5: the table gave no verdict
+  bool sorted_ = true;
+  bool has_prev_ = false;
+  bool overlap_ = false;
+  bool gap_ = false;
 };
 
 // N4 holds for every name when the heap is all ASCII.

@@ -14,7 +14,6 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -37,12 +36,9 @@ namespace kiln::internal {
 }
 
 // The 8 bytes at p as a little-endian word, on any host (the hash below
-// shifts bytes out by their position in the name).
+// masks bytes off by their position in the name): base::LoadLe on them.
 [[nodiscard]] inline std::uint64_t WordLe(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  std::memcpy(&v, p, 8);
-  if constexpr (std::endian::native == std::endian::big) v = base::ByteSwap(v);
-  return v;
+  return LoadLe<std::uint64_t, 0>(std::span<const std::uint8_t, 8>(p, 8));
 }
 
 // For k = 0..16: the masks that keep the last k bytes of a 16-byte window
@@ -162,32 +158,13 @@ class NameTable {
 #endif
   }
 
-  // Tensor i's name, [off, off + len) of the block inside the heap, hashed.
-  struct Name {
-    std::uint32_t tensor;
-    std::size_t off;
-    std::size_t len;
-    std::uint64_t hash;
-  };
-
-  // Hashes tensor i's name.
-  [[nodiscard, gnu::always_inline]] Name Prepare(std::uint32_t i, std::size_t off,
-                                                 std::size_t len) const {
-    return Name{i, off, len, HashName(block_, off, len)};
-  }
-
   // Adds tensor i, whose name is [off, off + len) of the block, inside the
-  // heap. kRepeat: tensor *first has the same name. kOverBudget: the table
-  // gives no verdict (each group looked at costs one unit of the budget).
-  [[nodiscard]] Added Add(std::uint32_t i, std::size_t off, std::size_t len, std::uint32_t* first) {
-    return Add(Prepare(i, off, len), first);
-  }
-
-  // The same, for a name Prepare hashed. Names must be added in index order.
-  [[nodiscard, gnu::always_inline]] Added Add(const Name& n, std::uint32_t* first) {
-    const std::uint32_t i = n.tensor;
-    const std::size_t off = n.off, len = n.len;
-    const std::uint64_t hash = n.hash;
+  // heap. Names must be added in index order. kRepeat: tensor *first has the
+  // same name. kOverBudget: the table gives no verdict (every group looked at
+  // past the first costs one unit of the budget).
+  [[nodiscard, gnu::always_inline]] Added Add(std::uint32_t i, std::size_t off, std::size_t len,
+                                              std::uint32_t* first) {
+    const std::uint64_t hash = HashName(block_, off, len);
     const auto tag = static_cast<std::uint32_t>(hash >> 32) & ~index_mask_;
     for (std::size_t group = hash & mask_;; group = (group + kGroup) & mask_) {
       const std::span<std::uint32_t, kGroup> slots = table_.subspan(group).first<kGroup>();

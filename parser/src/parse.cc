@@ -103,16 +103,12 @@ class DirectoryScan {
       names_.emplace(block_, h_, scratch_.Get(ScratchWords(h_.tensor_count)),
                      internal::DefaultProbeBudget(h_.tensor_count));
     }
-    Enter(names_->Prepare(i, internal::HeapStart(h_.tensor_count) + off, len));
-  }
-
-  void Enter(const internal::NameTable::Name& name) {
     std::uint32_t first = 0;
-    switch (names_->Add(name, &first)) {
+    switch (names_->Add(i, internal::HeapStart(h_.tensor_count) + off, len, &first)) {
       case internal::NameTable::Added::kNew:
         break;
       case internal::NameTable::Added::kRepeat:
-        duplicate_.emplace(name.tensor, first);
+        duplicate_.emplace(i, first);
         break;
       case internal::NameTable::Added::kOverBudget:
         names_unsettled_ = true;  // CheckUniqueNames sorts

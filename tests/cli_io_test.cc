@@ -205,17 +205,9 @@ TEST(CliIo, ReaderThatGoesAwayIsExit2) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     ::close(p[0]);
-    ::dup2(p[1], STDOUT_FILENO);
-    ::close(p[1]);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, STDERR_FILENO);
     ::signal(SIGPIPE, SIG_DFL);  // kiln must ignore it itself
     ::alarm(60);                 // a hang ends as SIGALRM, not as a stuck test
-    std::vector<char*> argv{const_cast<char*>(KILN_BINARY)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(KILN_BINARY, argv.data());
-    ::_exit(127);
+    testing::ExecKiln(args, -1, p[1], -1);
   }
   ::close(p[1]);
   char byte = 0;

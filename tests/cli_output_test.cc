@@ -41,22 +41,13 @@ Child Spawn(const std::vector<std::string>& args) {
   if (::pipe(p) != 0) return {};
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::dup2(p[0], STDIN_FILENO);
-    ::close(p[0]);
     ::close(p[1]);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, STDOUT_FILENO);
-    ::dup2(null, STDERR_FILENO);
     // Whatever the test runner inherited, kiln starts with the defaults.
     for (const int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    std::vector<char*> argv{const_cast<char*>(KILN_BINARY)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(KILN_BINARY, argv.data());
-    ::_exit(127);
+    testing::ExecKiln(args, p[0], -1, -1);
   }
   ::close(p[0]);
   return {pid, p[1]};

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli_run.h"
 #include "gtest/gtest.h"
 #include "kiln/kiln.h"
 #include "kiln/writer.h"
@@ -59,15 +60,7 @@ KilnRun Kiln(const std::vector<std::string>& args, const Buffer& input) {
   if (pid == 0) {
     if (writer.joinable()) ::close(in[1]);
     ::close(out[0]);
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, 2);
-    std::vector<char*> argv{const_cast<char*>(KILN_BINARY)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(KILN_BINARY, argv.data());
-    ::_exit(127);
+    testing::ExecKiln(args, in[0], out[1], -1);
   }
   ::close(out[1]);
   char buf[4096];

@@ -24,6 +24,9 @@ cmake --workflow --preset default
 step "conformance: kiln validate against every golden case (docs/conformance.md)"
 /usr/bin/python3 scripts/conformance.py -- build/default/cli/kiln validate
 
+step "differential suite: kiln against the formats' reference readers (docs/compatibility.md)"
+bash tests/loaders/run.sh build/default/cli/kiln
+
 step "static analysis of parser/ (clang-tidy, cppcheck)"
 bash scripts/lint.sh
 

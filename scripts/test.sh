@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): formatting, the whole test
-# suite in the default build, the conformance runner, static analysis, the
+# suite in the default build, the conformance runner, the differential suite
+# against the formats' reference readers, static analysis, the
 # generated docs, an install test, plain Release builds with g++ and clang++
 # and a check of their hardening,
 # then the suite again under ASan+UBSan and under -fsanitize=integer, a

@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <array>
 #include <compare>
+#include <deque>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -76,7 +78,7 @@ class HeaderParser {
 
   bool Parse(SafetensorsFile* file) {
     if (!json_.Eat('{')) return json_.Fail("the header is not a JSON object");
-    if (json_.Eat('}')) return End() && UniqueNames(*file);
+    if (json_.Eat('}')) return End() && Finish(file);
     do {
       const std::size_t at = json_.position();
       std::string_view key;
@@ -86,7 +88,7 @@ class HeaderParser {
       if (!ok) return false;
     } while (json_.Eat(','));
     if (!json_.Eat('}')) return json_.Fail("expected ',' or '}'");
-    return End() && UniqueNames(*file);
+    return End() && Finish(file);
   }
 
   [[nodiscard]] std::string Error() const { return json_.Error(); }
@@ -130,10 +132,18 @@ class HeaderParser {
     return true;
   }
 
+  // The tensors, into a vector of their exact size.
+  bool Finish(SafetensorsFile* file) {
+    if (!UniqueNames()) return false;
+    file->tensors.reserve(tensors_.size());
+    for (SafetensorsTensor& t : tensors_) file->tensors.push_back(std::move(t));
+    return true;
+  }
+
   // No tensor name twice: the tensors' indices sorted by name, neighbours
   // compared (4 bytes a tensor).
-  bool UniqueNames(const SafetensorsFile& file) {
-    const auto& tensors = file.tensors;
+  bool UniqueNames() {
+    const auto& tensors = tensors_;
     std::vector<std::uint32_t> order(tensors.size());  // at most max_tensors < 2^32
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
     std::sort(order.begin(), order.end(), [&tensors](std::uint32_t a, std::uint32_t b) {
@@ -149,7 +159,7 @@ class HeaderParser {
   }
 
   bool Tensor(std::string_view key, std::size_t at, SafetensorsFile* file) {
-    if (file->tensors.size() == limits_.max_tensors) {
+    if (tensors_.size() == limits_.max_tensors) {
       return json_.FailAt(
           at, absl::StrFormat("more than the limit of %d tensors%s", limits_.max_tensors,
                               limits_.max_tensors >= kMaxNamedKilnTensors
@@ -174,13 +184,14 @@ class HeaderParser {
     t.name = key;
     t.entry_offset = 8 + at;
     return (json_.Eat('[') ? ArrayEntry(&t) : ObjectEntry(&t)) &&
-           (file->tensors.push_back(std::move(t)), true);
+           (tensors_.push_back(std::move(t)), true);
   }
 
   // {"dtype": ..., "shape": ..., "data_offsets": ...}, in any order.
   bool ObjectEntry(SafetensorsTensor* t) {
-    const std::string name = Quoted(t->name);
-    if (!json_.Eat('{')) return json_.Fail("tensor " + name + " is neither an object nor an array");
+    const auto name = [t] { return Quoted(t->name); };  // for messages only
+    if (!json_.Eat('{'))
+      return json_.Fail("tensor " + name() + " is neither an object nor an array");
     bool seen[3] = {false, false, false};
     if (!json_.Eat('}')) {
       do {
@@ -188,16 +199,16 @@ class HeaderParser {
         if (!json_.StringView(&field, &scratch_)) return false;
         if (!json_.Eat(':')) return json_.Fail("expected ':'");
         int k = field == "dtype" ? 0 : field == "shape" ? 1 : field == "data_offsets" ? 2 : -1;
-        if (k < 0) return json_.Fail("tensor " + name + ": unknown field " + Quoted(field));
+        if (k < 0) return json_.Fail("tensor " + name() + ": unknown field " + Quoted(field));
         if (seen[k])
-          return json_.Fail("tensor " + name + ": field " + std::string(field) + " repeats");
+          return json_.Fail("tensor " + name() + ": field " + std::string(field) + " repeats");
         seen[k] = true;
         if (!Field(k, t)) return false;
       } while (json_.Eat(','));
       if (!json_.Eat('}')) return json_.Fail("expected ',' or '}'");
     }
     if (!seen[0] || !seen[1] || !seen[2]) {
-      return json_.Fail("tensor " + name + " needs dtype, shape and data_offsets");
+      return json_.Fail("tensor " + name() + " needs dtype, shape and data_offsets");
     }
     return true;
   }
@@ -267,6 +278,10 @@ class HeaderParser {
   bool seen_metadata_ = false;
   internal::NameBudget names_budget_;
   std::string scratch_;  // the decoded form of the last string with an escape
+  // The tensors as they are read. A deque grows in blocks without copying, so
+  // growth asks for about the tensors' size, where a vector's doubling asks
+  // for up to four times it.
+  std::deque<SafetensorsTensor> tensors_;
 };
 
 std::optional<FormatError> CheckTensor(const SafetensorsTensor& t, std::uint64_t data_size) {
@@ -372,8 +387,10 @@ FormatResult<SafetensorsFile> ReadSafetensors(std::span<const std::uint8_t> file
   for (const SafetensorsTensor& t : out.tensors) {
     if (auto e = CheckTensor(t, data.size())) return *std::move(e);
   }
-  std::stable_sort(out.tensors.begin(), out.tensors.end(), [](const auto& a, const auto& b) {
-    return std::pair(a.begin, a.end) < std::pair(b.begin, b.end);
+  // Offset order; equal ranges (empty tensors) in file order. In place: a
+  // stable sort would ask for a buffer as large as the tensors.
+  std::sort(out.tensors.begin(), out.tensors.end(), [](const auto& a, const auto& b) {
+    return std::tuple(a.begin, a.end, a.entry_offset) < std::tuple(b.begin, b.end, b.entry_offset);
   });
   if (auto e = CheckTiling(out.tensors, data_start, data.size())) return *std::move(e);
   for (SafetensorsTensor& t : out.tensors) {

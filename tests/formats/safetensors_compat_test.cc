@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../fuzz/alloc_guard.h"
 #include "formats/test_util.h"
 #include "gtest/gtest.h"
 #include "kiln/formats/safetensors.h"
@@ -174,6 +175,48 @@ TEST(SafetensorsCompat, LongNameIsAViewNotACopy) {
   ASSERT_TRUE(e.ok()) << e.error().message;
   EXPECT_EQ(e.value().tensors[0].name.size(), 20'001u);
   EXPECT_LT(scope2.Read().bytes, 20'001u + 4096u);  // one decoded copy, sized once
+}
+
+// The readers' memory, restated (fuzz/alloc_guard.h): the files that cost
+// the most per byte, a tensor or a metadata entry in as few bytes as the
+// syntax allows, stay within 16 bytes asked per input byte plus 64 KiB.
+// Before, 10,000 object entries asked for ten times the input and a minimal
+// array entry could not be read; a vector that doubles asked for up to four
+// times the tensors' size, a stable sort for a buffer of all of them.
+TEST(SafetensorsCompat, MemoryIsBoundedByTheInput) {
+  std::vector<std::string> names;
+  for (char a = 'a'; a <= 'z'; ++a) {
+    names.push_back(std::string(1, a));
+    for (char b = 'a'; b <= 'z'; ++b) {
+      names.push_back(std::string{a, b});
+      for (char c = 'a'; c <= 'e'; ++c) names.push_back(std::string{a, b, c});
+    }
+  }
+  const auto header = [&names](std::string_view prefix, std::string_view entry) {
+    std::string json = "{";
+    for (const std::string& n : names) {
+      json +=
+          (json.size() > 1 ? ",\"" : "\"") + std::string(prefix) + n + "\":" + std::string(entry);
+    }
+    return json + "}";
+  };
+  const std::string cases[] = {
+      header("", R"(["U8",[],[0,0]])"),
+      header("\\n", R"(["U8",[],[0,0]])"),
+      header("", R"(["U8",[0,0,0,0,0,0,0,0],[0,0]])"),
+      header("", R"({"dtype":"U8","shape":[0],"data_offsets":[0,0]})"),
+      "{\"__metadata__\":" + header("\\n", R"("")") + "}",
+      "{\"__metadata__\":" + header("", R"("")") + "}",
+  };
+  for (const std::string& json : cases) {
+    const Bytes file = St(json, 0);
+    const alloc::Scope scope;
+    { (void)ReadSafetensors(file); }
+    const std::size_t asked = scope.Read().bytes;
+    EXPECT_LE(asked,
+              file.size() * kiln_fuzz::kSafetensorsBytesPerInputByte + kiln_fuzz::kReaderBudget)
+        << json.substr(0, 80) << ": " << file.size() << " bytes";
+  }
 }
 
 // Repeated __metadata__ keys written with escapes are found as before.

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 
+#include "kiln/base/checked.h"
 #include "kiln/formats/safetensors.h"
 
 namespace kiln::formats {
@@ -66,6 +67,12 @@ std::optional<SafetensorsDtype> SafetensorsDtypeFor(Dtype dtype) {
                                 [dtype](const Name& n) { return n.dtype == dtype; });
   if (it == kNames.end()) return std::nullopt;
   return SafetensorsDtype{it->name, it->dtype, it->since};
+}
+
+std::optional<std::uint64_t> SafetensorsBits(std::span<const std::uint64_t> shape, Dtype dtype) {
+  std::optional<std::uint64_t> bits = 1;
+  for (const std::uint64_t d : shape) bits = bits ? base::CheckedMul(*bits, d) : std::nullopt;
+  return bits ? base::CheckedMul(*bits, GetDtypeInfo(dtype).bits) : std::nullopt;
 }
 
 std::optional<std::string_view> SafetensorsDtypeName(Dtype dtype) {

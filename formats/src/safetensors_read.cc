@@ -294,11 +294,7 @@ std::optional<FormatError> CheckTensor(const SafetensorsTensor& t, std::uint64_t
         "safetensors tensor %s: data_offsets [%d, %d) do not lie in the %d-byte data section", name,
         t.begin, t.end, data_size));
   }
-  // As the reference: the product of every dimension, a zero included, then
-  // the bits, each step checked; then a whole number of bytes.
-  std::optional<std::uint64_t> bits = 1;
-  for (const std::uint64_t d : t.shape) bits = bits ? base::CheckedMul(*bits, d) : std::nullopt;
-  if (bits) bits = base::CheckedMul(*bits, GetDtypeInfo(t.dtype).bits);
+  const auto bits = SafetensorsBits(t.shape, t.dtype);  // then a whole number of bytes
   if (!bits) {
     return fail(absl::StrFormat("safetensors tensor %s: shape [%s] overflows", name,
                                 absl::StrJoin(t.shape, ", ")));

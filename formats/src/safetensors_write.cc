@@ -75,6 +75,12 @@ FormatResult<std::string> SafetensorsHeader(std::span<const SafetensorsEntry> te
           "tensor %s: not usable as a safetensors name (reserved, repeated or not UTF-8)",
           internal::Quoted(t.name))};
     }
+    if (!SafetensorsBits(t.shape, t.dtype)) {  // Kiln stops at a zero; the reference does not
+      return FormatError{absl::StrFormat(
+          "tensor %s: safetensors readers multiply every dimension of shape [%s], the zero "
+          "included, and overflow; kiln cannot write it so that they read it",
+          internal::Quoted(t.name), absl::StrJoin(t.shape, ", "))};
+    }
     const auto end = base::CheckedAdd(offset, t.byte_length);
     if (!end) return FormatError{"the tensors' total size exceeds 2^64-1"};
     absl::StrAppendFormat(&json, R"(%s%s:{"dtype":"%s","shape":[%s],"data_offsets":[%d,%d]})",

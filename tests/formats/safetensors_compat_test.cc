@@ -141,6 +141,20 @@ TEST(SafetensorsCompat, WriterRefusesDtypesThat062DoesNotRead) {
   EXPECT_TRUE(SafetensorsHeader(ok).ok());
 }
 
+// A Kiln tensor of shape [2^40, 2^40, 0] is empty (rule D6 stops at the
+// zero); the crate multiplies on and refuses the file. kiln wrote it.
+TEST(SafetensorsCompat, WriterRefusesShapesTheCrateOverflowsOn) {
+  const std::vector<std::uint64_t> huge = {1ull << 40, 1ull << 40, 0};
+  const SafetensorsEntry entries[] = {{"w", Dtype::kU8, huge, 0}};
+  const auto h = SafetensorsHeader(entries);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("the zero included, and overflow"), std::string::npos)
+      << h.error().message;
+  const std::vector<std::uint64_t> fine = {0, 1ull << 40, 1ull << 40};
+  const SafetensorsEntry zero_first[] = {{"w", Dtype::kU8, fine, 0}};
+  EXPECT_TRUE(SafetensorsHeader(zero_first).ok());
+}
+
 TEST(SafetensorsCompat, ConvertRefusesC64WithExit1AndWritesNothing) {
   testing_formats::TempDir tmp;
   const std::string in = std::string(KILN_GOLDEN_DIR) + "/cases/ok-all-dtypes.klnt";

@@ -2,7 +2,8 @@
 
 usage: make_cases.py OUT_DIR
 
-One file per case, OUT_DIR/<case>.safetensors. The cases come from the
+One file per case, OUT_DIR/<case>.safetensors, and for the writer a few
+.npy arrays, OUT_DIR/npy/<case>.npy, which run.sh packs into Kiln blocks. The cases come from the
 checks of the reference reader, the safetensors crate (tensor.rs,
 SafeTensors::read_metadata and Metadata::validate, at 0.6.2 and at main):
 the 8-byte length N (at most 100,000,000; N + 8 bytes present), the header
@@ -219,6 +220,23 @@ def main():
     for name, data in CASES.items():
         with open(os.path.join(out, name + ".safetensors"), "wb") as f:
             f.write(data)
+
+    # For the writer: .npy arrays that `kiln pack` turns into blocks a
+    # safetensors file may not be able to hold (OUT_DIR/npy/<case>.npy).
+    os.makedirs(os.path.join(out, "npy"), exist_ok=True)
+    for name, descr, shape, data in [
+            ("shape-2^40-2^40-0", "|u1", (2**40, 2**40, 0), b""),   # Kiln: empty; the crate: overflow
+            ("shape-2^32-2^32-0-f4", "<f4", (2**32, 2**32, 0), b""),
+            ("shape-0-2^40-2^40", "|u1", (0, 2**40, 2**40), b""),
+            ("shape-2^64-1-0", "|u1", (2**64 - 1, 0), b""),
+            ("shape-rank-8", "<i2", (1, 2, 1, 2, 1, 1, 1, 1), bytes(8)),
+            ("scalar-f8", "<f8", (), bytes(range(8))),
+            ("complex64", "<c8", (2,), bytes(16))]:
+        d = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (
+            descr, "(" + ", ".join(str(x) for x in shape) + ("," if len(shape) == 1 else "") + ")")
+        d += " " * ((64 - (10 + len(d) + 1) % 64) % 64) + "\n"
+        with open(os.path.join(out, "npy", name + ".npy"), "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode() + data)
 
 
 if __name__ == "__main__":

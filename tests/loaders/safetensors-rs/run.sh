@@ -98,6 +98,14 @@ while IFS=$'\t' read -r name expect _; do
   [ "$expect" = ok ] && blocks+=("$root/golden/cases/$name.klnt")
 done < <(grep -v '^#' "$root/golden/manifest.tsv" | tail -n +2)
 blocks+=("$work"/blocks/*.klnt)
+for npy in "$work"/cases/npy/*.npy; do
+  packed="$work/blocks/npy-$(basename "$npy" .npy).klnt"
+  if "$kiln" pack "$packed" "w=$npy" >/dev/null 2>"$work/kiln.err"; then
+    blocks+=("$packed")
+  else
+    echo "pack refuses: $(basename "$npy"): $(head -c 160 "$work/kiln.err")"
+  fi
+done
 written=0
 refused=0
 for block in "${blocks[@]}"; do
@@ -128,7 +136,7 @@ for block in "${blocks[@]}"; do
   done
 done
 
-echo "safetensors: $(ls "$work"/cases | wc -l) files read against ${#refs[@]} reader(s)" \
+echo "safetensors: $(ls "$work"/cases/*.safetensors | wc -l) files read against ${#refs[@]} reader(s)" \
   "($stricter kiln-stricter verdicts), $written files written, $refused refused by the writer"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

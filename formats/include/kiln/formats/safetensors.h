@@ -108,6 +108,13 @@ struct SafetensorsDtype {
 [[nodiscard]] std::optional<SafetensorsDtype> SafetensorsDtypeFor(Dtype dtype);
 [[nodiscard]] std::optional<std::string_view> SafetensorsDtypeName(Dtype dtype);
 
+// A tensor's size in bits as the reference counts it (Metadata::validate):
+// the checked product of every dimension from 1, in order, a zero included
+// (so [2^40, 2^40, 0] overflows), times the dtype's bits, checked. None on
+// overflow.
+[[nodiscard]] std::optional<std::uint64_t> SafetensorsBits(std::span<const std::uint64_t> shape,
+                                                           Dtype dtype);
+
 // One tensor to write.
 struct SafetensorsEntry {
   std::string_view name;

@@ -136,7 +136,7 @@ for block in "${blocks[@]}"; do
   done
 done
 
-echo "safetensors: $(ls "$work"/cases/*.safetensors | wc -l) files read against ${#refs[@]} reader(s)" \
+echo "safetensors: $(find "$work/cases" -maxdepth 1 -name "*.safetensors" | wc -l) files read against ${#refs[@]} reader(s)" \
   "($stricter kiln-stricter verdicts), $written files written, $refused refused by the writer"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

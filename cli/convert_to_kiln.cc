@@ -93,7 +93,7 @@ int SafetensorsToKiln(const std::string& in, const std::string& out, const Input
   std::vector<Item> items;
   for (const formats::SafetensorsTensor& t : st.value().tensors) {
     Item item{{}, t.data};
-    item.request.name = t.name;
+    item.request.name = std::string(t.name);
     item.request.dtype = t.dtype;
     item.request.shape = t.shape;
     items.push_back(std::move(item));

@@ -26,6 +26,15 @@ inline constexpr std::size_t kParseBudget = 4096;
 // with the number of entries exceed it on larger inputs (docs/fuzzing.md).
 inline constexpr std::size_t kReaderBudget = 64 * 1024;
 
+// ReadSafetensors keeps a structure per tensor, so it may also ask for this
+// many bytes per input byte (docs/fuzzing.md, "Memory"): a tensor costs at
+// most about 290 bytes (104 for its SafetensorsTensor in the parse deque,
+// 104 in the result vector, 4 for the repeat check, up to 64 for 8
+// dimensions, up to 64 for a name that must be decoded), and its entry is at
+// least 21 bytes of header ("a":["U8",[],[0,0]],), so 14 per byte; 16 leaves
+// room for the containers' block rounding.
+inline constexpr std::size_t kSafetensorsBytesPerInputByte = 16;
+
 // Runs fn() and aborts when it asked for more than input_size + budget heap
 // bytes (on this thread); returns what fn() returned.
 template <typename Fn>

@@ -5,7 +5,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> in(data, size);
-  const auto r = kiln_fuzz::WithinBudget(size, kiln_fuzz::kReaderBudget,
+  const auto r = kiln_fuzz::WithinBudget(size * kiln_fuzz::kSafetensorsBytesPerInputByte,
+                                         kiln_fuzz::kReaderBudget,
                                          [&] { return kiln::formats::ReadSafetensors(in); });
   if (!r.ok()) {
     kiln_fuzz::Require(!r.error().message.empty() && r.error().offset <= size);

@@ -110,20 +110,49 @@ bool JsonCursor::Escape(std::string* out) {
 }
 
 bool JsonCursor::String(std::string* out) {
+  std::string_view view;
+  if (!StringView(&view, out)) return false;
+  if (view.data() != out->data()) out->assign(view);
+  return true;
+}
+
+bool JsonCursor::StringView(std::string_view* out, std::string* decoded) {
   if (!Eat('"')) return Fail("expected a string");
-  out->clear();
-  while (true) {
+  const std::size_t start = pos_;
+  std::size_t escapes = 0;  // where the first escape is, 0 when none yet
+  while (true) {            // the raw string: its end, and whether it escapes
     if (pos_ >= s_.size()) return Fail("unterminated string");
-    const char c = s_[pos_++];
+    const char c = s_[pos_];
     if (c == '"') break;
     if (static_cast<unsigned char>(c) < 0x20) return Fail("control character in a string");
     if (c == '\\') {
-      if (!Escape(out)) return false;
-    } else {
-      *out += c;
+      if (escapes == 0) escapes = pos_ + 1;
+      ++pos_;
+      if (pos_ >= s_.size()) return Fail("unterminated string");
+    }
+    ++pos_;
+  }
+  const std::size_t end = pos_++;
+  if (escapes == 0) {
+    *out = s_.substr(start, end - start);
+    if (!IsWellFormedUtf8(*out)) return FailAt(start, "string is not well-formed UTF-8");
+    return true;
+  }
+  decoded->clear();
+  decoded->reserve(end - start);  // an escape never decodes to more bytes than it takes
+  decoded->append(s_.substr(start, escapes - 1 - start));
+  pos_ = escapes - 1;
+  while (pos_ < end) {
+    const char c = s_[pos_++];
+    if (c != '\\') {
+      *decoded += c;
+    } else if (!Escape(decoded)) {
+      return false;
     }
   }
-  if (!IsWellFormedUtf8(*out)) return Fail("string is not well-formed UTF-8");
+  pos_ = end + 1;
+  *out = *decoded;
+  if (!IsWellFormedUtf8(*out)) return FailAt(start, "string is not well-formed UTF-8");
   return true;
 }
 

@@ -26,8 +26,14 @@ class JsonCursor {
   [[nodiscard]] bool EatWord(std::string_view word);
   // A string; escapes decoded, well-formed UTF-8 required.
   [[nodiscard]] bool String(std::string* out);
+  // The same as a view: into the text when the string holds no escape (no
+  // copy), else into *decoded, which then holds the decoded string (its
+  // capacity at most the raw length).
+  [[nodiscard]] bool StringView(std::string_view* out, std::string* decoded);
   // A non-negative integer without fraction or exponent, at most 2^64-1.
   [[nodiscard]] bool U64(std::uint64_t* out);
+  // Skips whitespace.
+  void SkipSpace();
   // True when only whitespace is left.
   [[nodiscard]] bool AtEnd();
 
@@ -40,7 +46,6 @@ class JsonCursor {
   [[nodiscard]] std::string Error() const;
 
  private:
-  void SkipSpace();
   bool Escape(std::string* out);
   bool Hex4(std::uint32_t* out);
 

@@ -1,7 +1,11 @@
 // Reading safetensors files.
 #include <algorithm>
+#include <array>
 #include <compare>
-#include <unordered_set>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <tuple>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -20,36 +24,52 @@ using internal::Quoted;
 
 constexpr std::string_view kMetadataKey = "__metadata__";
 
-// The raw text of the JSON string that starts at `at` (its opening quote),
-// already validated, and whether it holds an escape.
-std::pair<std::string_view, bool> RawString(std::string_view text, std::size_t at) {
-  std::size_t i = at + 1;
-  bool escaped = false;
-  while (text[i] != '"') {
-    if (text[i] == '\\') {
-      escaped = true;
-      ++i;
-    }
-    ++i;
+// The __metadata__ keys, checked for repeats: where each starts (4 bytes a
+// key; the header is below 2^32 bytes) and, for the few that hold escapes,
+// their decoded form, decoded once as they are read.
+class MetadataKeys {
+ public:
+  void Add(std::uint32_t at, std::string_view key, bool escaped) {
+    at_.push_back(at);
+    if (!escaped) return;
+    const auto begin = static_cast<std::uint32_t>(decoded_.size());
+    decoded_ += key;  // decoded keys are shorter than their raw text
+    escaped_.push_back({at, begin, static_cast<std::uint32_t>(decoded_.size())});
   }
-  return {text.substr(at + 1, i - at - 1), escaped};
-}
+  [[nodiscard]] std::size_t size() const { return at_.size(); }
 
-std::string DecodedString(std::string_view text, std::size_t at) {
-  JsonCursor json(text, at);
-  std::string out;
-  (void)json.String(&out);
-  return out;
-}
+  // The position of a key that repeats an earlier one (in sorted order), if any.
+  std::optional<std::uint32_t> FindRepeat(std::string_view text) {
+    const auto key = [this, text](std::uint32_t at) { return Key(text, at); };
+    std::sort(at_.begin(), at_.end(), [&key](std::uint32_t a, std::uint32_t b) {
+      const std::strong_ordering c = key(a) <=> key(b);
+      return c < 0 || (c == 0 && a < b);
+    });
+    for (std::size_t k = 1; k < at_.size(); ++k) {
+      if (key(at_[k - 1]) == key(at_[k])) return at_[k];
+    }
+    return std::nullopt;
+  }
 
-// Compares the decoded JSON strings at `a` and `b`; strings without escapes
-// (nearly all) compare as they are, without decoding.
-std::strong_ordering CompareKeys(std::string_view text, std::size_t a, std::size_t b) {
-  const auto [ra, ea] = RawString(text, a);
-  const auto [rb, eb] = RawString(text, b);
-  if (!ea && !eb) return ra <=> rb;
-  return DecodedString(text, a) <=> DecodedString(text, b);
-}
+  // The decoded key that starts at `at` (its opening quote).
+  [[nodiscard]] std::string_view Key(std::string_view text, std::uint32_t at) const {
+    const auto it = std::lower_bound(escaped_.begin(), escaped_.end(), at,
+                                     [](const Escaped& e, std::uint32_t a) { return e.at < a; });
+    if (it != escaped_.end() && it->at == at) {
+      return std::string_view(decoded_).substr(it->begin, it->end - it->begin);
+    }
+    const std::size_t close = text.find('"', at + 1);  // validated: no escape inside
+    return text.substr(at + 1, close - at - 1);
+  }
+
+ private:
+  struct Escaped {
+    std::uint32_t at, begin, end;
+  };
+  std::vector<std::uint32_t> at_;
+  std::vector<Escaped> escaped_;  // in file order, so sorted by `at`
+  std::string decoded_;
+};
 
 // The header's JSON object, driven through the one structure it may have.
 class HeaderParser {
@@ -58,17 +78,17 @@ class HeaderParser {
 
   bool Parse(SafetensorsFile* file) {
     if (!json_.Eat('{')) return json_.Fail("the header is not a JSON object");
-    if (json_.Eat('}')) return End();
+    if (json_.Eat('}')) return End() && Finish(file);
     do {
       const std::size_t at = json_.position();
-      std::string key;
-      if (!json_.String(&key)) return false;
+      std::string_view key;
+      if (!json_.StringView(&key, &scratch_)) return false;
       if (!json_.Eat(':')) return json_.Fail("expected ':'");
-      const bool ok = key == kMetadataKey ? Metadata(file) : Tensor(std::move(key), at, file);
+      const bool ok = key == kMetadataKey ? Metadata(file) : Tensor(key, at, file);
       if (!ok) return false;
     } while (json_.Eat(','));
     if (!json_.Eat('}')) return json_.Fail("expected ',' or '}'");
-    return End();
+    return End() && Finish(file);
   }
 
   [[nodiscard]] std::string Error() const { return json_.Error(); }
@@ -83,50 +103,71 @@ class HeaderParser {
     if (json_.EatWord("null")) return true;
     if (!json_.Eat('{')) return json_.Fail("__metadata__ is not an object of strings");
     const std::size_t begin = json_.position() - 1;
-    std::vector<std::uint32_t> keys;  // where each key starts; grows as keys are read
+    MetadataKeys keys;
     if (!json_.Eat('}')) {
+      std::string value;
       do {
-        std::string key, value;
-        keys.push_back(static_cast<std::uint32_t>(json_.position()));  // header < 2^32 bytes
-        if (keys.size() > limits_.max_metadata_entries) {
+        std::string_view key, value_view;
+        json_.SkipSpace();
+        const auto at = static_cast<std::uint32_t>(json_.position());  // header < 2^32 bytes
+        if (keys.size() == limits_.max_metadata_entries) {
           return json_.Fail(absl::StrFormat("__metadata__ has more than the limit of %d entries",
                                             limits_.max_metadata_entries));
         }
-        if (!json_.String(&key)) return false;
+        if (!json_.StringView(&key, &scratch_)) return false;
+        keys.Add(at, key, key.data() == scratch_.data());
         if (!json_.Eat(':')) return json_.Fail("expected ':'");
-        if (!json_.String(&value)) return json_.Fail("metadata value is not a string");
+        if (!json_.StringView(&value_view, &value)) {
+          return json_.Fail("metadata value is not a string");
+        }
       } while (json_.Eat(','));
       if (!json_.Eat('}')) return json_.Fail("expected ',' or '}'");
     }
     file->metadata_count = keys.size();
     file->metadata_json = json_.text().substr(begin, json_.position() - begin);
-    return UniqueKeys(std::move(keys));
+    if (const auto repeat = keys.FindRepeat(json_.text())) {
+      return json_.FailAt(*repeat,
+                          "metadata key " + Quoted(keys.Key(json_.text(), *repeat)) + " repeats");
+    }
+    return true;
   }
 
-  // No metadata key twice: the keys' offsets sorted by key, neighbours
-  // compared. Keys without escapes (nearly all) compare as they are.
-  bool UniqueKeys(std::vector<std::uint32_t> keys) {
-    const std::string_view text = json_.text();
-    std::sort(keys.begin(), keys.end(), [text](std::uint32_t a, std::uint32_t b) {
-      const std::strong_ordering c = CompareKeys(text, a, b);
-      return c < 0 || (c == 0 && a < b);
+  // The tensors, into a vector of their exact size.
+  bool Finish(SafetensorsFile* file) {
+    if (!UniqueNames()) return false;
+    file->tensors.reserve(tensors_.size());
+    for (SafetensorsTensor& t : tensors_) file->tensors.push_back(std::move(t));
+    return true;
+  }
+
+  // No tensor name twice: the tensors' indices sorted by name, neighbours
+  // compared (4 bytes a tensor).
+  bool UniqueNames() {
+    const auto& tensors = tensors_;
+    std::vector<std::uint32_t> order(tensors.size());  // at most max_tensors < 2^32
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+    std::sort(order.begin(), order.end(), [&tensors](std::uint32_t a, std::uint32_t b) {
+      return std::pair(tensors[a].name, a) < std::pair(tensors[b].name, b);
     });
-    for (std::size_t k = 1; k < keys.size(); ++k) {
-      if (CompareKeys(text, keys[k - 1], keys[k]) == 0) {
-        return json_.FailAt(keys[k],
-                            "metadata key " + Quoted(DecodedString(text, keys[k])) + " repeats");
+    for (std::size_t k = 1; k < order.size(); ++k) {
+      const SafetensorsTensor& t = tensors[order[k]];
+      if (tensors[order[k - 1]].name == t.name) {
+        return json_.FailAt(t.entry_offset - 8, "key " + Quoted(t.name) + " repeats");
       }
     }
     return true;
   }
 
-  bool Tensor(std::string key, std::size_t at, SafetensorsFile* file) {
-    if (file->tensors.size() == limits_.max_tensors) {
+  bool Tensor(std::string_view key, std::size_t at, SafetensorsFile* file) {
+    if (tensors_.size() == limits_.max_tensors) {
       return json_.FailAt(
           at, absl::StrFormat("more than the limit of %d tensors%s", limits_.max_tensors,
                               limits_.max_tensors >= kMaxNamedKilnTensors
                                   ? " (a Kiln block names at most 65535)"
                                   : ""));
+    }
+    if (key.empty()) {
+      return json_.FailAt(at, "a tensor has the empty name \"\", which a Kiln block cannot name");
     }
     if (!names_budget_.Add(key.size())) {
       return json_.FailAt(at,
@@ -134,45 +175,94 @@ class HeaderParser {
                                           "Kiln name heap can address (%d)",
                                           names_budget_.used(), Quoted(key), kMaxKilnNameBytes));
     }
-    if (!tensor_names_.insert(key).second)
-      return json_.FailAt(at, "key " + Quoted(key) + " repeats");
-    SafetensorsTensor t;
-    t.name = std::move(key);
-    t.entry_offset = 8 + at;
-    const std::string& name = t.name;
-    if (!json_.Eat('{')) return json_.Fail("tensor " + Quoted(name) + " is not an object");
-    bool seen[3] = {false, false, false};
-    do {
-      std::string field;
-      if (!json_.String(&field)) return false;
-      if (!json_.Eat(':')) return json_.Fail("expected ':'");
-      int k = field == "dtype" ? 0 : field == "shape" ? 1 : field == "data_offsets" ? 2 : -1;
-      if (k < 0) return json_.Fail("tensor " + Quoted(name) + ": unknown field " + Quoted(field));
-      if (seen[k]) return json_.Fail("tensor " + Quoted(name) + ": field " + field + " repeats");
-      seen[k] = true;
-      const bool ok = k == 0 ? json_.String(&t.dtype_name) : k == 1 ? Shape(&t) : Offsets(&t);
-      if (!ok) return false;
-    } while (json_.Eat(','));
-    if (!json_.Eat('}')) return json_.Fail("expected ',' or '}'");
-    if (!seen[0] || !seen[1] || !seen[2]) {
-      return json_.Fail("tensor " + Quoted(name) + " needs dtype, shape and data_offsets");
+    if (key.data() == scratch_.data()) {  // decoded: keep it where the view can point
+      file->decoded_names.push_back(std::make_unique<const std::string>(std::move(scratch_)));
+      scratch_ = {};
+      key = *file->decoded_names.back();
     }
-    file->tensors.push_back(std::move(t));
+    SafetensorsTensor t;
+    t.name = key;
+    t.entry_offset = 8 + at;
+    return (json_.Eat('[') ? ArrayEntry(&t) : ObjectEntry(&t)) &&
+           (tensors_.push_back(std::move(t)), true);
+  }
+
+  // {"dtype": ..., "shape": ..., "data_offsets": ...}, in any order.
+  bool ObjectEntry(SafetensorsTensor* t) {
+    const auto name = [t] { return Quoted(t->name); };  // for messages only
+    if (!json_.Eat('{'))
+      return json_.Fail("tensor " + name() + " is neither an object nor an array");
+    bool seen[3] = {false, false, false};
+    if (!json_.Eat('}')) {
+      do {
+        std::string_view field;
+        if (!json_.StringView(&field, &scratch_)) return false;
+        if (!json_.Eat(':')) return json_.Fail("expected ':'");
+        int k = field == "dtype" ? 0 : field == "shape" ? 1 : field == "data_offsets" ? 2 : -1;
+        if (k < 0) return json_.Fail("tensor " + name() + ": unknown field " + Quoted(field));
+        if (seen[k])
+          return json_.Fail("tensor " + name() + ": field " + std::string(field) + " repeats");
+        seen[k] = true;
+        if (!Field(k, t)) return false;
+      } while (json_.Eat(','));
+      if (!json_.Eat('}')) return json_.Fail("expected ',' or '}'");
+    }
+    if (!seen[0] || !seen[1] || !seen[2]) {
+      return json_.Fail("tensor " + name() + " needs dtype, shape and data_offsets");
+    }
+    return true;
+  }
+
+  // [dtype, shape, data_offsets]: serde reads a struct from an array of its
+  // fields in order, exactly three.
+  bool ArrayEntry(SafetensorsTensor* t) {
+    for (int k = 0; k < 3; ++k) {
+      if (k > 0 && !json_.Eat(',')) {
+        return json_.Fail("tensor " + Quoted(t->name) + ": expected [dtype, shape, data_offsets]");
+      }
+      if (!Field(k, t)) return false;
+    }
+    return json_.Eat(']') ||
+           json_.Fail("tensor " + Quoted(t->name) + ": expected [dtype, shape, data_offsets]");
+  }
+
+  bool Field(int k, SafetensorsTensor* t) {
+    return k == 0 ? ReadDtype(t) : k == 1 ? Shape(t) : Offsets(t);
+  }
+
+  bool ReadDtype(SafetensorsTensor* t) {
+    std::string_view name;
+    const std::size_t at = json_.position();
+    if (!json_.StringView(&name, &scratch_)) return json_.Fail("dtype is not a string");
+    const auto known = LookUpSafetensorsDtype(name);
+    if (!known) {
+      return json_.FailAt(at, "tensor " + Quoted(t->name) + ": dtype " + Quoted(name) +
+                                  " is not a safetensors dtype");
+    }
+    if (!known->dtype) {
+      return json_.FailAt(at, "tensor " + Quoted(t->name) + ": dtype " + Quoted(name) +
+                                  " is not supported (kiln has no such dtype)");
+    }
+    t->dtype_name = known->name;
+    t->dtype = *known->dtype;
     return true;
   }
 
   bool Shape(SafetensorsTensor* t) {
     if (!json_.Eat('[')) return json_.Fail("shape is not an array");
-    if (json_.Eat(']')) return true;
-    do {
-      if (t->shape.size() == kMaxRank) {
-        return json_.Fail("tensor " + Quoted(t->name) + " has more than 8 dimensions");
-      }
-      std::uint64_t d = 0;
-      if (!json_.U64(&d)) return false;
-      t->shape.push_back(d);
-    } while (json_.Eat(','));
-    return json_.Eat(']') || json_.Fail("expected ',' or ']'");
+    std::array<std::uint64_t, kMaxRank> dims{};
+    std::size_t rank = 0;
+    if (!json_.Eat(']')) {
+      do {
+        if (rank == kMaxRank) {
+          return json_.Fail("tensor " + Quoted(t->name) + " has more than 8 dimensions");
+        }
+        if (!json_.U64(&dims[rank++])) return false;
+      } while (json_.Eat(','));
+      if (!json_.Eat(']')) return json_.Fail("expected ',' or ']'");
+    }
+    t->shape.assign(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(rank));
+    return true;
   }
 
   bool Offsets(SafetensorsTensor* t) {
@@ -187,7 +277,11 @@ class HeaderParser {
   ReaderLimits limits_;
   bool seen_metadata_ = false;
   internal::NameBudget names_budget_;
-  std::unordered_set<std::string> tensor_names_;  // at most max_tensors
+  std::string scratch_;  // the decoded form of the last string with an escape
+  // The tensors as they are read. A deque grows in blocks without copying, so
+  // growth asks for about the tensors' size, where a vector's doubling asks
+  // for up to four times it.
+  std::deque<SafetensorsTensor> tensors_;
 };
 
 std::optional<FormatError> CheckTensor(const SafetensorsTensor& t, std::uint64_t data_size) {
@@ -200,16 +294,20 @@ std::optional<FormatError> CheckTensor(const SafetensorsTensor& t, std::uint64_t
         "safetensors tensor %s: data_offsets [%d, %d) do not lie in the %d-byte data section", name,
         t.begin, t.end, data_size));
   }
-  const auto count = base::ElementCount(t.shape);
-  const auto size = count ? base::CheckedMul(*count, GetDtypeInfo(t.dtype).bits / 8) : std::nullopt;
-  if (!size) {
+  const auto bits = SafetensorsBits(t.shape, t.dtype);  // then a whole number of bytes
+  if (!bits) {
     return fail(absl::StrFormat("safetensors tensor %s: shape [%s] overflows", name,
                                 absl::StrJoin(t.shape, ", ")));
   }
-  if (*size != t.end - t.begin) {
+  if (*bits % 8 != 0) {
+    return fail(
+        absl::StrFormat("safetensors tensor %s: %s of shape [%s] is %d bits, not whole bytes", name,
+                        t.dtype_name, absl::StrJoin(t.shape, ", "), *bits));
+  }
+  if (*bits / 8 != t.end - t.begin) {
     return fail(absl::StrFormat(
         "safetensors tensor %s: %s of shape [%s] is %d bytes, data_offsets cover %d", name,
-        t.dtype_name, absl::StrJoin(t.shape, ", "), *size, t.end - t.begin));
+        t.dtype_name, absl::StrJoin(t.shape, ", "), *bits / 8, t.end - t.begin));
   }
   return std::nullopt;
 }
@@ -264,11 +362,7 @@ FormatResult<std::string_view> HeaderText(base::ByteReader& r, const ReaderLimit
                                        out->header_length, r.remaining()),
                        0};
   }
-  const std::string_view text = base::AsText(header);
-  if (text.empty() || text[0] != '{') {
-    return FormatError{"safetensors header does not start with '{'", 8};
-  }
-  return text;
+  return base::AsText(header);
 }
 
 }  // namespace
@@ -286,18 +380,13 @@ FormatResult<SafetensorsFile> ReadSafetensors(std::span<const std::uint8_t> file
   const std::uint64_t data_start = r.position();
   base::Bytes data;
   (void)r.ReadBytes(r.remaining(), &data);
-  for (SafetensorsTensor& t : out.tensors) {
-    const auto dtype = DtypeFromSafetensors(t.dtype_name);
-    if (!dtype) {
-      return FormatError{absl::StrFormat("safetensors tensor %s: dtype %s is not supported",
-                                         Quoted(t.name), Quoted(t.dtype_name)),
-                         t.entry_offset};
-    }
-    t.dtype = *dtype;
+  for (const SafetensorsTensor& t : out.tensors) {
     if (auto e = CheckTensor(t, data.size())) return *std::move(e);
   }
-  std::stable_sort(out.tensors.begin(), out.tensors.end(), [](const auto& a, const auto& b) {
-    return std::pair(a.begin, a.end) < std::pair(b.begin, b.end);
+  // Offset order; equal ranges (empty tensors) in file order. In place: a
+  // stable sort would ask for a buffer as large as the tensors.
+  std::sort(out.tensors.begin(), out.tensors.end(), [](const auto& a, const auto& b) {
+    return std::tuple(a.begin, a.end, a.entry_offset) < std::tuple(b.begin, b.end, b.entry_offset);
   });
   if (auto e = CheckTiling(out.tensors, data_start, data.size())) return *std::move(e);
   for (SafetensorsTensor& t : out.tensors) {

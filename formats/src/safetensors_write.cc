@@ -58,20 +58,33 @@ FormatResult<std::string> SafetensorsHeader(std::span<const SafetensorsEntry> te
   std::unordered_set<std::string_view> names;
   std::uint64_t offset = 0;
   for (const SafetensorsEntry& t : tensors) {
-    const auto dtype = SafetensorsDtypeName(t.dtype);
+    const auto dtype = SafetensorsDtypeFor(t.dtype);
     if (!dtype) {
       return FormatError{absl::StrFormat("tensor %s: safetensors has no dtype for kiln's %s",
                                          internal::Quoted(t.name), GetDtypeInfo(t.dtype).name)};
+    }
+    if (dtype->since != SafetensorsSince::k0_6_2) {  // what kiln writes, 0.6.2 reads
+      return FormatError{absl::StrFormat(
+          "tensor %s: kiln's %s is safetensors %s, which needs safetensors %s (0.6.2 refuses it); "
+          "kiln writes only dtypes every safetensors reader since 0.6.2 reads",
+          internal::Quoted(t.name), GetDtypeInfo(t.dtype).name, dtype->name,
+          dtype->since == SafetensorsSince::k0_7_0 ? "0.7.0 or later" : "later than 0.7.0")};
     }
     if (t.name == "__metadata__" || !IsWellFormedUtf8(t.name) || !names.insert(t.name).second) {
       return FormatError{absl::StrFormat(
           "tensor %s: not usable as a safetensors name (reserved, repeated or not UTF-8)",
           internal::Quoted(t.name))};
     }
+    if (!SafetensorsBits(t.shape, t.dtype)) {  // Kiln stops at a zero; the reference does not
+      return FormatError{absl::StrFormat(
+          "tensor %s: safetensors readers multiply every dimension of shape [%s], the zero "
+          "included, and overflow; kiln cannot write it so that they read it",
+          internal::Quoted(t.name), absl::StrJoin(t.shape, ", "))};
+    }
     const auto end = base::CheckedAdd(offset, t.byte_length);
     if (!end) return FormatError{"the tensors' total size exceeds 2^64-1"};
     absl::StrAppendFormat(&json, R"(%s%s:{"dtype":"%s","shape":[%s],"data_offsets":[%d,%d]})",
-                          json.size() > 1 ? "," : "", JsonQuoted(t.name), *dtype,
+                          json.size() > 1 ? "," : "", JsonQuoted(t.name), dtype->name,
                           absl::StrJoin(t.shape, ","), offset, *end);
     offset = *end;
   }

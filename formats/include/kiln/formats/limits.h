@@ -23,7 +23,8 @@ struct ReaderLimits {
   // GGUF key/value pairs, or safetensors __metadata__ entries. Default
   // 65,536: real files have tens to a few hundred (a GGUF vocabulary is one
   // array value), and Kiln has no place for metadata anyway. While checking
-  // keys for repeats a reader keeps 4 bytes per entry.
+  // keys for repeats a reader keeps 4 bytes per entry (the safetensors reader
+  // 12 more, and the decoded key, for a key written with escapes).
   std::uint64_t max_metadata_entries = 65'536;
   // Bytes before the data: the safetensors JSON header, or a GGUF file's
   // header, metadata and tensor infos. Default 100,000,000, the safetensors

@@ -243,6 +243,15 @@ class HeaderParser {
       return json_.FailAt(at, "tensor " + Quoted(t->name) + ": dtype " + Quoted(name) +
                                   " is not supported (kiln has no such dtype)");
     }
+    // Never looser than a reference reader: 0.6.2 refuses the names added
+    // after it (docs/compatibility.md).
+    if (known->since != SafetensorsSince::k0_6_2) {
+      return json_.FailAt(
+          at, "tensor " + Quoted(t->name) + ": dtype " + Quoted(name) +
+                  " is refused: safetensors 0.6.2 does not read it (added in " +
+                  (known->since == SafetensorsSince::k0_7_0 ? "0.7.0" : "a release after 0.7.0") +
+                  ")");
+    }
     t->dtype_name = known->name;
     t->dtype = *known->dtype;
     return true;

@@ -254,6 +254,9 @@ class GgufParser {
       const std::size_t at = r_.position();
       GgufTensor t;
       if (!ReadString(r_, &t.name)) return Fail("tensor name %d runs past the end of the file", i);
+      if (t.name.empty()) {  // both references read it; Kiln has no empty name
+        return FailAt(at, "tensor name %d is empty (a Kiln name is at least one byte)", i);
+      }
       if (t.name.size() >= kGgmlMaxName) {
         return FailAt(at, "tensor name %d %s is %d bytes long; ggml holds at most %d", i,
                       Quoted(t.name), t.name.size(), kGgmlMaxName - 1);

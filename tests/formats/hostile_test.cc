@@ -476,6 +476,8 @@ TEST(GgufFollowsGgml, FilesTheReferencesRefuseAreRefused) {
       {"100001 key/value pairs", many_keys.b, "metadata_kv_count 100001 exceeds 100000"},
       {"general.alignment 2^31", g(0, 1).Str("general.alignment").U32(4).U32(0x80000000).b,
        "general.alignment 2147483648 exceeds 2^30"},
+      {"an empty name (gguf.cpp reads it, Kiln has no empty name)", name(""),
+       "tensor name 0 is empty"},
       {"a name of 64 bytes (GGML_MAX_NAME)", name(std::string(64, 'n')),
        "is 64 bytes long; ggml holds at most 63"},
       {"a NUL in a name", name(std::string_view("a\0b", 3)), "\"a\\x00b\" holds a NUL byte at 1"},

@@ -7,7 +7,6 @@
 #include "gguf_value.h"
 #include "kiln/base/bytes.h"
 #include "kiln/base/checked.h"
-#include "kiln/directory.h"
 #include "kiln/formats/gguf.h"
 #include "kiln/utf8.h"
 #include "reader_util.h"

@@ -26,3 +26,16 @@ if ((${#missing[@]})); then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 echo "setup: all packages present"
+
+# The GGUF differential suite's reference reader, @huggingface/gguf, pinned
+# in tests/loaders/gguf-js/package-lock.json (Node 20 and npm are expected on
+# the machine). Skipped when already installed.
+gguf_js="$(cd "$(dirname "$0")/.." && pwd)/tests/loaders/gguf-js"
+if [ ! -d "$gguf_js/node_modules/@huggingface/gguf" ]; then
+  if command -v npm >/dev/null; then
+    (cd "$gguf_js" && npm ci --no-audit --no-fund --silent)
+    echo "setup: @huggingface/gguf installed for tests/loaders/gguf-js"
+  else
+    echo "setup: npm not found; tests/loaders/gguf-js cannot run"
+  fi
+fi

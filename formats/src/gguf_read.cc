@@ -1,13 +1,14 @@
 // Reading GGUF files.
 #include <algorithm>
+#include <array>
 #include <unordered_set>
 
 #include "absl/strings/str_format.h"
 #include "gguf_value.h"
 #include "kiln/base/bytes.h"
 #include "kiln/base/checked.h"
-#include "kiln/directory.h"
 #include "kiln/formats/gguf.h"
+#include "kiln/utf8.h"
 #include "reader_util.h"
 
 namespace kiln::formats {
@@ -21,6 +22,23 @@ using internal::Quoted;
 // bound the counts by the file size before anything is read.
 constexpr std::uint64_t kMinKeyValueBytes = 8 + 4 + 1;
 constexpr std::uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;
+
+// ggml's own bounds (ggml.h, gguf.cpp): at most GGML_MAX_DIMS dimensions, a
+// tensor name shorter than GGML_MAX_NAME bytes (gguf.cpp refuses 64 and more).
+constexpr std::uint32_t kGgmlMaxDims = 4;
+constexpr std::uint64_t kGgmlMaxName = 64;
+// The bounds of the other reference, @huggingface/gguf 0.4.6, where they are
+// tighter than gguf.cpp's: it refuses more key/value pairs, more tensors and
+// dimensions above these, and reads nothing past the first 50,000,000 bytes
+// (its buffer's limit; 48,000,000 leaves it the look-ahead it fetches).
+constexpr std::uint64_t kMaxKeyValues = 100'000;
+constexpr std::uint64_t kMaxTensors = 10'000'000;
+constexpr std::uint64_t kMaxDimension = std::uint64_t{1} << 32;
+constexpr std::uint64_t kMaxHeaderBytes = 48'000'000;
+// It computes the data section's start as a JavaScript 32-bit integer, and
+// reads a key only within the 500,000 bytes it has fetched ahead.
+constexpr std::uint64_t kMaxAlignment = std::uint64_t{1} << 30;
+constexpr std::uint64_t kMaxKeyBytes = 65'535;
 
 // Reads a GGUF string (u64 length, bytes) as a view; false when it runs past
 // the end.
@@ -107,20 +125,54 @@ class GgufParser {
       return FailAt(16, "metadata_kv_count %d exceeds the limit of %d entries", kv_count_,
                     limits_.max_metadata_entries);
     }
+    if (tensor_count_ > kMaxTensors) {
+      return FailAt(8, "tensor_count %d exceeds %d, the most @huggingface/gguf reads",
+                    tensor_count_, kMaxTensors);
+    }
+    if (kv_count_ > kMaxKeyValues) {
+      return FailAt(16, "metadata_kv_count %d exceeds %d, the most @huggingface/gguf reads",
+                    kv_count_, kMaxKeyValues);
+    }
     const std::uint64_t least = r_.position() + kv_count_ * kMinKeyValueBytes +
                                 tensor_count_ * kMinTensorInfoBytes;  // fits: bounded above
-    if (least > internal::HeaderLimit(limits_)) {
+    if (least > HeaderLimit()) {
       return FailAt(8,
                     "%d key/value pairs and %d tensor infos need at least %d header bytes, more "
-                    "than the limit of %d",
-                    kv_count_, tensor_count_, least, internal::HeaderLimit(limits_));
+                    "than the limit of %d%s",
+                    kv_count_, tensor_count_, least, HeaderLimit(), HeaderLimitWhy());
     }
     return true;
   }
 
+  // The caller's limit, or 48,000,000 bytes when that is lower.
+  std::uint64_t HeaderLimit() const {
+    return std::min(internal::HeaderLimit(limits_), kMaxHeaderBytes);
+  }
+  const char* HeaderLimitWhy() const {
+    return HeaderLimit() < internal::HeaderLimit(limits_)
+               ? " (@huggingface/gguf reads no GGUF header past the first 50,000,000 bytes)"
+               : "";
+  }
+
   bool WithinHeaderLimit() {
-    if (r_.position() <= internal::HeaderLimit(limits_)) return true;
-    return Fail("the header exceeds the limit of %d bytes", internal::HeaderLimit(limits_));
+    if (r_.position() <= HeaderLimit()) return true;
+    return Fail("the header exceeds the limit of %d bytes%s", HeaderLimit(), HeaderLimitWhy());
+  }
+
+  // A key or tensor name must read as the same text in every reader: no NUL
+  // (a C reader stops there), well-formed UTF-8 and no leading U+FEFF (a
+  // JavaScript TextDecoder replaces the one and drops the other). Empty when
+  // it does; else what is wrong.
+  static std::string TextProblem(std::string_view s) {
+    if (s.find('\0') != std::string_view::npos) {
+      return absl::StrFormat("holds a NUL byte at %d (a C reader sees a shorter name)",
+                             s.find('\0'));
+    }
+    if (!IsWellFormedUtf8(s)) return "is not well-formed UTF-8";
+    if (s.starts_with("\xEF\xBB\xBF")) {
+      return "starts with U+FEFF (a TextDecoder drops it and reads another name)";
+    }
+    return "";
   }
 
   // Validates every pair, remembering where each starts (4 bytes per pair,
@@ -132,6 +184,14 @@ class GgufParser {
       std::string_view key;
       std::uint32_t type = 0;
       if (!ReadString(r_, &key)) return Fail("metadata key %d runs past the end of the file", i);
+      if (key.empty()) return FailAt(at, "metadata key %d is empty", i);
+      if (key.size() > kMaxKeyBytes) {
+        return FailAt(at, "metadata key %d %s is %d bytes long, more than %d", i, Quoted(key),
+                      key.size(), kMaxKeyBytes);
+      }
+      if (const std::string why = TextProblem(key); !why.empty()) {
+        return FailAt(at, "metadata key %d %s %s", i, Quoted(key), why);
+      }
       if (!r_.ReadU32Le(&type)) return Fail("the file ends inside the type of key %s", Quoted(key));
       const std::size_t start = r_.position();
       std::string why;
@@ -165,7 +225,8 @@ class GgufParser {
     return true;
   }
 
-  // general.alignment: a u32 power of two, 32 when absent (as llama.cpp reads it).
+  // general.alignment: a u32 power of two, 32 when absent (as gguf.cpp reads
+  // it), at most 2^30.
   bool Alignment(const GgufKeyValue& kv, std::size_t at) {
     std::uint32_t a = 0;
     ByteReader r(kv.raw);
@@ -174,6 +235,12 @@ class GgufParser {
     }
     if (a == 0 || (a & (a - 1)) != 0) {
       return FailAt(at, "general.alignment %d is not a power of two", a);
+    }
+    if (a > kMaxAlignment) {
+      return FailAt(at,
+                    "general.alignment %d exceeds 2^30 (@huggingface/gguf computes the data "
+                    "section's start in 32-bit arithmetic)",
+                    a);
     }
     out_.alignment = a;
     return true;
@@ -186,6 +253,16 @@ class GgufParser {
       const std::size_t at = r_.position();
       GgufTensor t;
       if (!ReadString(r_, &t.name)) return Fail("tensor name %d runs past the end of the file", i);
+      if (t.name.empty()) {  // both references read it; Kiln has no empty name
+        return FailAt(at, "tensor name %d is empty (a Kiln name is at least one byte)", i);
+      }
+      if (t.name.size() >= kGgmlMaxName) {
+        return FailAt(at, "tensor name %d %s is %d bytes long; ggml holds at most %d", i,
+                      Quoted(t.name), t.name.size(), kGgmlMaxName - 1);
+      }
+      if (const std::string why = TextProblem(t.name); !why.empty()) {
+        return FailAt(at, "tensor name %d %s %s", i, Quoted(t.name), why);
+      }
       if (!budget.Add(t.name.size())) {
         return FailAt(at,
                       "tensor names reach %d bytes at tensor %s, more than a Kiln name heap "
@@ -203,8 +280,10 @@ class GgufParser {
     const std::string name = Quoted(t->name);
     std::uint32_t n_dims = 0, type = 0;
     if (!r_.ReadU32Le(&n_dims)) return Fail("tensor %s: the file ends inside n_dims", name);
-    if (n_dims > kMaxRank)
-      return FailAt(at, "tensor %s has %d dimensions, at most 8", name, n_dims);
+    if (n_dims > kGgmlMaxDims) {
+      return FailAt(at, "tensor %s has %d dimensions; ggml holds at most %d", name, n_dims,
+                    kGgmlMaxDims);
+    }
     t->shape.resize(n_dims);
     for (std::uint32_t k = 0; k < n_dims; ++k) {  // ne[0] (innermost) lands last
       std::uint64_t& d = t->shape[n_dims - 1 - k];
@@ -214,6 +293,14 @@ class GgufParser {
         return FailAt(dim_at, "tensor %s: dimension %d exceeds 2^63-1 (negative as ggml's int64)",
                       name, d);
       }
+      if (d > kMaxDimension) {
+        return FailAt(dim_at,
+                      "tensor %s: dimension %d exceeds 2^32, the largest @huggingface/gguf reads",
+                      name, d);
+      }
+    }
+    if (!ElementCountBelowInt64Max(*t)) {
+      return FailAt(at, "tensor %s: its element count reaches 2^63-1 (gguf.cpp's limit)", name);
     }
     const std::size_t type_at = r_.position();
     if (!r_.ReadU32Le(&type) || !r_.ReadU64Le(&t->offset)) {
@@ -227,9 +314,22 @@ class GgufParser {
       return FailAt(at, "tensor %s: row length %d is not a multiple of the %s block size %d", name,
                     row, t->type->name, t->type->block_size);
     }
-    if (t->offset % out_.alignment != 0) {
-      return FailAt(type_at + 4, "tensor %s: offset %d is not a multiple of the alignment %d", name,
-                    t->offset, out_.alignment);
+    return true;
+  }
+
+  // gguf.cpp's test, made on ne[0..3] (missing dimensions are 1) when no
+  // dimension is 0: INT64_MAX/ne[1] <= ne[0], INT64_MAX/ne[2] <= ne[0]*ne[1]
+  // or INT64_MAX/ne[3] <= ne[0]*ne[1]*ne[2] refuses the tensor. Each product
+  // is formed only after the test before it passed, so none overflows.
+  static bool ElementCountBelowInt64Max(const GgufTensor& t) {
+    std::array<std::uint64_t, kGgmlMaxDims> ne = {1, 1, 1, 1};
+    for (std::size_t k = 0; k < t.shape.size(); ++k) ne[k] = t.shape[t.shape.size() - 1 - k];
+    if (std::find(ne.begin(), ne.end(), 0) != ne.end()) return true;
+    constexpr auto kMax = static_cast<std::uint64_t>(INT64_MAX);
+    std::uint64_t product = ne[0];
+    for (std::size_t k = 1; k < kGgmlMaxDims; ++k) {
+      if (kMax / ne[k] <= product) return false;
+      product *= ne[k];
     }
     return true;
   }
@@ -240,18 +340,33 @@ class GgufParser {
     return base::CheckedMul(*count / t.type->block_size, t.type->type_size);
   }
 
-  // Each tensor's bytes inside the data section; no two overlap.
+  // gguf.cpp's layout: the data section starts at the end of the tensor
+  // infos padded to the alignment, inside the file when there are tensors;
+  // each tensor's offset is exactly the sum of the sizes of the tensors
+  // before it in file order, each size padded to the alignment (no gap, no
+  // other order, a tensor of no bytes at its place too). kiln also wants each
+  // tensor's bytes inside the file (gguf.cpp with no_alloc does not look).
   bool Layout() {
     const std::uint64_t end = r_.position();
     const std::uint64_t a = out_.alignment;
     const auto start = base::CheckedAdd(end, (a - end % a) % a);
     if (!start) return Fail("the data section's start exceeds 2^64-1");
     out_.data_start = *start;
-    std::vector<std::pair<std::uint64_t, std::size_t>> ranges;  // (begin, tensor index)
-    for (std::size_t i = 0; i < out_.tensors.size(); ++i) {
-      GgufTensor& t = out_.tensors[i];
+    if (!out_.tensors.empty() && out_.data_start > file_.size()) {
+      return Fail(
+          "the data section starts at %d (the end of the tensor infos padded to the alignment "
+          "%d), past the end of the %d-byte file",
+          out_.data_start, a, file_.size());
+    }
+    std::uint64_t expected = 0;  // gguf.cpp's running size of the data section
+    for (GgufTensor& t : out_.tensors) {
+      if (t.offset != expected) {
+        return FailAt(std::min<std::uint64_t>(out_.data_start, file_.size()),
+                      "tensor %s: data offset %d, but gguf.cpp requires %d (the sizes of the "
+                      "tensors before it, each padded to the alignment %d)",
+                      Quoted(t.name), t.offset, expected, a);
+      }
       const std::optional<std::uint64_t> size = ByteSize(t);  // nullopt: overflow
-      if (size.has_value() && *size == 0) continue;           // no bytes, nothing to place
       const auto begin = base::CheckedAdd(out_.data_start, t.offset);
       std::optional<std::uint64_t> stop;
       if (begin.has_value() && size.has_value()) stop = base::CheckedAdd(*begin, *size);
@@ -262,16 +377,8 @@ class GgufParser {
                       Quoted(t.name), t.type->name, t.offset, file_.size());
       }
       t.data = file_.subspan(static_cast<std::size_t>(*begin), static_cast<std::size_t>(*size));
-      ranges.emplace_back(t.offset, i);
-    }
-    std::sort(ranges.begin(), ranges.end());
-    for (std::size_t k = 1; k < ranges.size(); ++k) {
-      const GgufTensor& prev = out_.tensors[ranges[k - 1].second];
-      const GgufTensor& next = out_.tensors[ranges[k].second];
-      if (prev.offset + prev.data.size() > next.offset) {
-        return FailAt(out_.data_start + next.offset, "tensors %s and %s overlap", Quoted(prev.name),
-                      Quoted(next.name));
-      }
+      // Both fit: the padded size stays below the file size plus the alignment.
+      expected += *size + (a - *size % a) % a;
     }
     return true;
   }

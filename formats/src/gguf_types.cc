@@ -7,10 +7,11 @@
 namespace kiln::formats {
 namespace {
 
-// Block sizes and bytes per block as in ggml's type traits. Ids 4 and 5
-// (Q4_2, Q4_3), 31..33 and 36..38 were removed from ggml; ids above 39
-// differ between ggml forks. All of these are unknown here.
-constexpr std::array<GgmlType, 32> kTypes = {{
+// Block sizes and bytes per block as in ggml's type traits (ggml.c, read at
+// ggml commit d99724f2, GGML_TYPE_COUNT 43). Ids 4 and 5 (Q4_2, Q4_3),
+// 31..33 and 36..38 were removed from ggml (block size 0: gguf.cpp refuses
+// them); ids from 43 do not exist. All of these are unknown here.
+constexpr std::array<GgmlType, 35> kTypes = {{
     {0, "F32", 1, 4, Dtype::kF32},          {1, "F16", 1, 2, Dtype::kF16},
     {2, "Q4_0", 32, 18, std::nullopt},      {3, "Q4_1", 32, 20, std::nullopt},
     {6, "Q5_0", 32, 22, std::nullopt},      {7, "Q5_1", 32, 24, std::nullopt},
@@ -27,6 +28,8 @@ constexpr std::array<GgmlType, 32> kTypes = {{
     {28, "F64", 1, 8, Dtype::kF64},         {29, "IQ1_M", 256, 56, std::nullopt},
     {30, "BF16", 1, 2, Dtype::kBf16},       {34, "TQ1_0", 256, 54, std::nullopt},
     {35, "TQ2_0", 256, 66, std::nullopt},   {39, "MXFP4", 32, 17, std::nullopt},
+    {40, "NVFP4", 64, 36, std::nullopt},    {41, "Q1_0", 128, 18, std::nullopt},
+    {42, "Q2_0", 64, 18, std::nullopt},
 }};
 
 }  // namespace

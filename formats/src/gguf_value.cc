@@ -44,7 +44,12 @@ std::uint64_t MinWidth(std::uint32_t type) {
 
 bool SkipString(ByteReader& r, std::string* error) {
   std::uint64_t n = 0;
-  if (r.ReadU64Le(&n) && r.Skip64(n)) return true;
+  const bool has_length = r.ReadU64Le(&n);
+  if (has_length && n > kMaxGgufStringBytes) {
+    *error = absl::StrFormat("a string of %d bytes, more than %d", n, kMaxGgufStringBytes);
+    return false;
+  }
+  if (has_length && r.Skip64(n)) return true;
   *error = "a string runs past the end of the file";
   return false;
 }
@@ -67,6 +72,10 @@ bool SkipArray(ByteReader& r, std::string* error) {
   if (count > r.remaining() / MinWidth(type)) {
     *error = absl::StrFormat("array of %d elements cannot fit in the %d bytes that remain", count,
                              r.remaining());
+    return false;
+  }
+  if (count > kMaxGgufArrayElements) {
+    *error = absl::StrFormat("an array of %d elements, more than %d", count, kMaxGgufArrayElements);
     return false;
   }
   if (const std::uint64_t w = FixedWidth(type)) return r.Skip64(count * w);

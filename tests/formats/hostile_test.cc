@@ -326,17 +326,19 @@ TEST(GgufHostile, TensorInfos) {
             std::string::npos);
   EXPECT_NE(GgufError(one({1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, 0, 4)).find("9 dimensions"),
             std::string::npos);
-  EXPECT_NE(GgufError(one({4}, 0, 16, 32)).find("not a multiple of the alignment 32"),
+  EXPECT_NE(GgufError(one({4}, 0, 16, 32)).find("data offset 16, but gguf.cpp requires 0"),
             std::string::npos);
   EXPECT_NE(GgufError(one({4}, 0, 0, 15)).find("lie past the end"), std::string::npos);
-  EXPECT_NE(GgufError(one({4294967296, 4294967296, 2}, 0, 0, 4)).find("lie past the end"),
+  EXPECT_NE(GgufError(one({4294967296, 4294967296, 2}, 0, 0, 4)).find("element count reaches"),
             std::string::npos);
   EXPECT_NE(GgufError(one({~std::uint64_t{0}}, 0, 0, 4)).find("exceeds 2^63-1"), std::string::npos);
-  EXPECT_NE(GgufError(one({4}, 0, ~std::uint64_t{0} - 31, 16)).find("lie past the end"),
+  EXPECT_NE(GgufError(one({4}, 0, ~std::uint64_t{0} - 31, 16))
+                .find("data offset 18446744073709551584, but gguf.cpp requires 0"),
             std::string::npos);
   const Bytes overlap =
       Gguf(3, 2, 0).Info("a", {16}, 0, 0).Info("b", {16}, 0, 32).Pad(32).Zeros(96).b;
-  EXPECT_NE(GgufError(overlap).find("overlap"), std::string::npos);
+  EXPECT_NE(GgufError(overlap).find("tensor \"b\": data offset 32, but gguf.cpp requires 64"),
+            std::string::npos);
   const Bytes twice = Gguf(3, 2, 0).Info("a", {8}, 0, 0).Info("a", {8}, 0, 32).Pad(32).Zeros(64).b;
   EXPECT_NE(GgufError(twice).find("tensor name \"a\" repeats"), std::string::npos);
 }
@@ -391,7 +393,153 @@ TEST(Gguf, TypeTable) {
   EXPECT_EQ(FindGgmlType(12)->dtype, std::nullopt);
   ASSERT_NE(FindGgmlType(30), nullptr);
   EXPECT_EQ(FindGgmlType(30)->dtype, Dtype::kBf16);
-  EXPECT_EQ(FindGgmlType(4), nullptr);  // Q4_2, removed from ggml
+  EXPECT_EQ(FindGgmlType(4), nullptr);   // Q4_2, removed from ggml
+  EXPECT_EQ(FindGgmlType(43), nullptr);  // GGML_TYPE_COUNT
+}
+
+// The types ggml added after MXFP4 (ids 40-42), with ggml.c's block sizes
+// and block bytes; kiln refused them as unknown before.
+TEST(GgufFollowsGgml, TypesFortyToFortyTwoAreRead) {
+  struct Case {
+    std::uint32_t id;
+    std::string_view name;
+    std::uint32_t block_size, type_size;
+  };
+  for (const Case& c :
+       {Case{40, "NVFP4", 64, 36}, Case{41, "Q1_0", 128, 18}, Case{42, "Q2_0", 64, 18}}) {
+    SCOPED_TRACE(c.name);
+    const GgmlType* t = FindGgmlType(c.id);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->name, c.name);
+    EXPECT_EQ(t->block_size, c.block_size);
+    EXPECT_EQ(t->type_size, c.type_size);
+    const auto r = ReadGguf(
+        Gguf(3, 1, 0).Info("w", {c.block_size, 2}, c.id, 0).Pad(32).Zeros(2 * c.type_size).b);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r.value().tensors[0].data.size(), 2 * c.type_size);
+  }
+}
+
+// Every check of ggml's gguf.cpp (gguf_init_from_file, no_alloc) that kiln
+// lacked, and the bounds of @huggingface/gguf 0.4.6 where it is tighter:
+// kiln read each of these files before. Built as an attacker would.
+TEST(GgufFollowsGgml, FilesTheReferencesRefuseAreRefused) {
+  const auto g = [](std::uint64_t tensors, std::uint64_t kvs) { return Gguf(3, tensors, kvs); };
+  const auto two = [&](std::uint64_t a, std::uint64_t b) {
+    return g(2, 0).Info("a", {4}, 0, a).Info("b", {4}, 0, b).Pad(32).Zeros(96).b;
+  };
+  const auto key = [&](std::string_view k) { return g(0, 1).Str(k).U32(0).Zeros(1).b; };
+  const auto name = [&](std::string_view n) {
+    return g(1, 0).Info(n, {4}, 0, 0).Pad(32).Zeros(16).b;
+  };
+  Gguf long_key = g(0, 1);
+  long_key.Str(std::string(65536, 'k')).U32(0).Zeros(1);
+  Gguf long_string = g(0, 1);
+  long_string.Str("k").U32(8).Str(std::string(1'000'001, 's'));
+  Gguf long_array = g(0, 1);
+  long_array.Str("k").U32(9).U32(0).U64(1'000'001).Zeros(1'000'001);
+  Gguf many_keys = g(0, 100'001);
+  for (int i = 0; i < 100'001; ++i) many_keys.Str("k" + std::to_string(i)).U32(0).Zeros(1);
+  Gguf past_eof = g(1, 1);
+  past_eof.Str("general.alignment").U32(4).U32(4096).Info("z", {0}, 0, 0);
+  Gguf bom_alignment = g(0, 2);
+  bom_alignment.Str("general.alignment").U32(4).U32(32);
+  bom_alignment.Str("\xEF\xBB\xBFgeneral.alignment").U32(4).U32(64);
+  struct Case {
+    std::string_view rule;
+    Bytes file;
+    std::string_view message;
+  };
+  const Case cases[] = {
+      {"offsets: a gap", two(0, 64), "tensor \"b\": data offset 64, but gguf.cpp requires 32"},
+      {"offsets: another order", two(32, 0),
+       "tensor \"a\": data offset 32, but gguf.cpp requires 0"},
+      {"offsets: the first not at 0", two(32, 64), "data offset 32, but gguf.cpp requires 0"},
+      {"offsets: a zero-size tensor parked far away",
+       g(2, 0).Info("a", {4}, 0, 0).Info("z", {0}, 0, 4096).Pad(32).Zeros(32).b,
+       "tensor \"z\": data offset 4096, but gguf.cpp requires 32"},
+      {"offsets: a zero-size tensor before its place",
+       g(3, 0).Info("a", {8}, 0, 0).Info("z", {0}, 0, 0).Info("b", {4}, 0, 32).Pad(32).Zeros(64).b,
+       "tensor \"z\": data offset 0, but gguf.cpp requires 32"},
+      {"the data section starts past the end", past_eof.b,
+       "the data section starts at 4096 (the end of the tensor infos padded to the alignment "
+       "4096), past the end of the"},
+      {"an empty key", key(""), "metadata key 0 is empty"},
+      {"a NUL in a key", key(std::string_view("general.alignment\0x", 19)),
+       "metadata key 0 \"general.alignment\\x00x\" holds a NUL byte at 17"},
+      {"a key that is not UTF-8", key("k\xC0"), "is not well-formed UTF-8"},
+      {"a key a TextDecoder reads as general.alignment", bom_alignment.b,
+       "metadata key 1 \"\\u{feff}general.alignment\" starts with U+FEFF"},
+      {"a key of 65536 bytes", long_key.b, "is 65536 bytes long, more than 65535"},
+      {"a string of 1000001 bytes", long_string.b, "a string of 1000001 bytes, more than 1000000"},
+      {"an array of 1000001 elements", long_array.b, "an array of 1000001 elements"},
+      {"100001 key/value pairs", many_keys.b, "metadata_kv_count 100001 exceeds 100000"},
+      {"general.alignment 2^31", g(0, 1).Str("general.alignment").U32(4).U32(0x80000000).b,
+       "general.alignment 2147483648 exceeds 2^30"},
+      {"an empty name (gguf.cpp reads it, Kiln has no empty name)", name(""),
+       "tensor name 0 is empty"},
+      {"a name of 64 bytes (GGML_MAX_NAME)", name(std::string(64, 'n')),
+       "is 64 bytes long; ggml holds at most 63"},
+      {"a NUL in a name", name(std::string_view("a\0b", 3)), "\"a\\x00b\" holds a NUL byte at 1"},
+      {"a name that is not UTF-8", name("w\xFF"), "\"w\\xff\" is not well-formed UTF-8"},
+      {"a name that starts with U+FEFF", name("\xEF\xBB\xBFw"), "starts with U+FEFF"},
+      {"5 dimensions (GGML_MAX_DIMS)", g(1, 0).Info("w", {1, 1, 1, 1, 4}, 0, 0).Pad(32).Zeros(16).b,
+       "tensor \"w\" has 5 dimensions; ggml holds at most 4"},
+      {"a dimension of 2^32+1", g(1, 0).Info("w", {4294967297, 0}, 0, 0).Pad(32).b,
+       "dimension 4294967297 exceeds 2^32"},
+      {"an element count of 2^63", g(1, 0).Info("w", {2, 2147483648, 2147483648}, 0, 0).Pad(32).b,
+       "tensor \"w\": its element count reaches 2^63-1"},
+  };
+  ReaderLimits raised;  // these bounds hold whatever the caller's limits
+  raised.max_metadata_entries = 1'000'000'000;
+  for (const Case& c : cases) {
+    EXPECT_NE(GgufError(c.file, raised).find(c.message), std::string::npos)
+        << c.rule << ": " << GgufError(c.file, raised);
+  }
+}
+
+// The last values the same checks let through.
+TEST(GgufFollowsGgml, FilesAtTheBoundariesAreRead) {
+  const auto g = [](std::uint64_t tensors, std::uint64_t kvs) { return Gguf(3, tensors, kvs); };
+  Gguf long_key = g(0, 1);
+  long_key.Str(std::string(65535, 'k')).U32(0).Zeros(1);
+  Gguf long_string = g(0, 1);
+  long_string.Str("k").U32(8).Str(std::string(1'000'000, 's'));
+  Gguf many_keys = g(0, 100'000);
+  for (int i = 0; i < 100'000; ++i) many_keys.Str("k" + std::to_string(i)).U32(0).Zeros(1);
+  ReaderLimits raised;
+  raised.max_metadata_entries = 100'000;
+  struct Case {
+    std::string_view rule;
+    Bytes file;
+    std::size_t tensors;
+  };
+  const Case cases[] = {
+      {"a zero-size tensor at its place",
+       g(3, 0)
+           .Info("a", {4}, 0, 0)
+           .Info("z", {0, 5}, 0, 32)
+           .Info("b", {4}, 0, 32)
+           .Pad(32)
+           .Zeros(48)
+           .b,
+       3},
+      {"the data section starts at the end of the file", g(1, 0).Info("z", {0}, 0, 0).Pad(32).b, 1},
+      {"no tensors and the data section past the end",
+       g(0, 1).Str("general.alignment").U32(4).U32(4096).b, 0},
+      {"a name of 63 bytes", g(1, 0).Info(std::string(63, 'n'), {4}, 0, 0).Pad(32).Zeros(16).b, 1},
+      {"4 dimensions", g(1, 0).Info("w", {2, 1, 1, 2}, 0, 0).Pad(32).Zeros(16).b, 1},
+      {"a dimension of 2^32", g(1, 0).Info("w", {4294967296, 0}, 0, 0).Pad(32).b, 1},
+      {"general.alignment 2^30", g(0, 1).Str("general.alignment").U32(4).U32(1U << 30).b, 0},
+      {"a key of 65535 bytes", long_key.b, 0},
+      {"a string of 1000000 bytes", long_string.b, 0},
+      {"100000 key/value pairs", many_keys.b, 0},
+  };
+  for (const Case& c : cases) {
+    const auto r = ReadGguf(c.file, raised);
+    ASSERT_TRUE(r.ok()) << c.rule << ": " << r.error().message;
+    EXPECT_EQ(r.value().tensors.size(), c.tensors) << c.rule;
+  }
 }
 
 // ggml's gguf.cpp reads each dimension as an int64_t and refuses a negative
@@ -454,12 +602,17 @@ TEST(GgufLimits, MetadataEntriesAndHeaderBytes) {
 }
 
 // Names a Kiln heap cannot address stop the reader at the tensor that
-// crosses the line.
+// crosses the line: 2081 names of 63 bytes (the longest ggml holds).
 TEST(GgufLimits, NamesPastWhatAKilnHeapAddresses) {
-  const std::string name(65535, 'n');
-  Gguf g(3, 2, 0);
-  g.Info(name, {1}, 0, 0).Info(name + "x", {1}, 0, 32).Pad(32).Zeros(64);
-  EXPECT_NE(GgufError(g.b).find("tensor names reach 131071 bytes"), std::string::npos);
+  constexpr int kTensors = 2081;  // 2080 * 63 = 131040 fits in 131069, 2081 * 63 does not
+  Gguf g(3, kTensors, 0);
+  for (int i = 0; i < kTensors; ++i) {
+    std::string name = std::to_string(i);
+    name.insert(0, 63 - name.size(), 'n');
+    g.Info(name, {0}, 0, 0);  // no bytes: each at offset 0
+  }
+  g.Pad(32);
+  EXPECT_NE(GgufError(g.b).find("tensor names reach 131103 bytes"), std::string::npos);
 }
 
 // Repeated keys are found wherever they are; the error points at the later

@@ -6,7 +6,9 @@ An independent writer for the kiln tests, following the GGUF layout of
 llama.cpp's gguf.md: magic "GGUF", u32 version 3, u64 tensor_count, u64
 metadata_kv_count, the key/value pairs, the tensor infos (name, u32 n_dims,
 u64 dims innermost first, u32 ggml type, u64 offset), padding to
-general.alignment, then the tensor data, each tensor at an aligned offset.
+general.alignment, then the tensor data, each tensor at the offset ggml's
+gguf.cpp requires: the sizes of the tensors before it, each padded to the
+alignment.
 The quantised tensors hold fake block bytes. DATA_DIR/<name>.bin receives
 each tensor's bytes, for the test to compare with what kiln stored.
 """

@@ -1,20 +1,34 @@
 // GGUF files (versions 2 and 3, little-endian), as written by llama.cpp.
 //
+// A file is read only when both reference readers read it with the same
+// tensors: ggml's gguf.cpp (gguf_init_from_file with no_alloc, as llama.cpp
+// calls it) and @huggingface/gguf (docs/compatibility.md lists where kiln is
+// stricter, and why; tests/loaders/gguf-* run the files through all three).
+//
 // Every count and length is bounded by the bytes that remain and by the
 // caller's ReaderLimits before anything is read: a tensor_count of 2^40 in a
 // small file, or more tensors than a Kiln block can name, is refused at once.
 // Nothing is allocated by a count from the file: lists grow only as entries
-// are read. Metadata values are validated (arrays of arrays are refused, as
-// ggml's gguf.cpp refuses them) and not kept: ForEachGgufMetadata() walks the
-// validated section again, and FormatGgufValue() renders one value, so a
-// million tiny entries cost no memory beyond the file.
+// are read. Metadata values are validated and not kept: ForEachGgufMetadata()
+// walks the validated section again, and FormatGgufValue() renders one value.
 //
-// Tensors: at most 8 dimensions, names unique, a known ggml type, the
-// innermost dimension a multiple of the type's block size, the offset a
-// multiple of general.alignment (default 32; a u32 power of two), and the
-// byte ranges inside the data section and free of overlap. GGUF lists
-// dimensions innermost first (ne[0] is the row length); GgufTensor::shape
-// holds them reversed, in kiln's row-major order.
+// Metadata: at most 100,000 pairs; keys non-empty, unique, at most 65,535
+// bytes, well-formed UTF-8 without NUL or a leading U+FEFF; strings of at
+// most 1,000,000 bytes, arrays of at most 1,000,000 elements and never of
+// arrays; general.alignment a u32 power of two up to 2^30 (default 32). The
+// header (up to the end of the tensor infos) at most 48,000,000 bytes.
+//
+// Tensors: names unique, under 64 bytes (GGML_MAX_NAME), well-formed UTF-8
+// without NUL or a leading U+FEFF; at most 4 dimensions (GGML_MAX_DIMS), each
+// at most 2^32, the element count passing gguf.cpp's test against 2^63-1; a
+// ggml type of ggml's type table, the innermost dimension a multiple of its
+// block size. Layout as gguf.cpp requires it: the data section starts at the
+// end of the tensor infos padded to the alignment, inside the file when
+// there are tensors, and each tensor's offset is the sum of the sizes of the
+// tensors before it in file order, each padded to the alignment (a tensor of
+// no bytes included). Each tensor's bytes must lie inside the file. GGUF
+// lists dimensions innermost first (ne[0] is the row length);
+// GgufTensor::shape holds them reversed, in kiln's row-major order.
 #ifndef KILN_FORMATS_GGUF_H_
 #define KILN_FORMATS_GGUF_H_
 

@@ -92,6 +92,22 @@ def written_by_numpy():
     return out
 
 
+def fortran():
+    """fortran_order True: numpy sets shape[::-1] and transposes."""
+    out = []
+    for shape, kiln in [("()", "read"), ("(3,)", "read"), ("(1, 3)", "read"), ("(3, 1)", "read"),
+                        ("(1, 3, 1)", "read"), ("(0, 2, 3)", "read"), ("(2, 0)", "read"), ("(2, 3, 0, 4)", "read"),
+                        ("(2, 3)", "refuse"), ("(2, 1, 2)", "refuse"), ("(0, 2305843009213693951)", "read"), ("(2305843009213693952, 0)", "refuse")]:
+        n = 1
+        for d in eval(shape):
+            n *= d
+        data = bytes(range(4 * n)) if n < 64 else b""
+        stricter = kiln == "refuse" and "0" not in shape  # numpy reads these two
+        out.append(Case("Fortran %s" % shape, npy(dict_text(shape, "'<f4'", "True"), data), kiln,
+                        "fortran" if stricter else None))
+    return out
+
+
 def magic_and_version():
     good = npy(dict_text(), b"\0" * 12)
     out = [Case("valid v1", good, "read")]
@@ -312,5 +328,5 @@ def mutations(count, seed):
 
 
 def reader_cases(mutation_count=600, seed=20261202):
-    return (written_by_numpy() + magic_and_version() + header_limit() + longs() + shapes()
+    return (written_by_numpy() + fortran() + magic_and_version() + header_limit() + longs() + shapes()
             + keys_and_values() + descrs() + whitespace() + mutations(mutation_count, seed))

@@ -28,7 +28,8 @@ int PackUsage(std::ostream& err, const std::string& why) {
 }
 
 // Maps and reads one NAME=FILE.npy argument; an exit code when it fails.
-std::optional<int> Load(const std::string& arg, Input* in, std::ostream& err) {
+std::optional<int> Load(const std::string& arg, const formats::ReaderLimits& limits, Input* in,
+                        std::ostream& err) {
   const std::size_t eq = arg.find('=');
   if (eq == std::string::npos || eq == 0) {
     return PackUsage(err, "argument \"" + base::Escape(arg) + "\" is not NAME=FILE.npy");
@@ -40,7 +41,7 @@ std::optional<int> Load(const std::string& arg, Input* in, std::ostream& err) {
     err << "kiln pack: " << base::Escape(in->path) << ": " << in->file->error() << "\n";
     return kExitUsage;
   }
-  formats::FormatResult<formats::NpyArray> a = formats::ReadNpy(in->file->bytes());
+  formats::FormatResult<formats::NpyArray> a = formats::ReadNpy(in->file->bytes(), limits);
   if (!a.ok()) {
     err << "kiln pack: " << base::Escape(in->path) << ": " << a.error().ToString() << "\n";
     return kExitInvalid;
@@ -72,7 +73,7 @@ int RunPack(const std::vector<std::string>& all_args, std::ostream& out, std::os
   std::vector<Input> inputs(args.size() - 1);
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (const auto code = Load(args[i + 1], &inputs[i], err)) return *code;
+    if (const auto code = Load(args[i + 1], limits.reader, &inputs[i], err)) return *code;
     total += inputs[i].array.data.size();  // each is mapped, so the sum fits
   }
   Progress progress(err, "kiln pack", total);

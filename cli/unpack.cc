@@ -2,9 +2,11 @@
 //
 // Tensor names are untrusted (they may hold "../", "/", NUL bytes, or be
 // 64 KiB long), so they never become file names: tensor i is written to
-// "tensor-<i>.npy" (".bin" when NumPy has no dtype for it), created with
-// openat() inside DIR without following symlinks, and the names appear only,
-// escaped, inside index.tsv.
+// "tensor-<i>.npy", or "tensor-<i>.bin" (the raw bytes; index.tsv gives the
+// dtype and shape) when numpy.load could not read it as .npy (NumPy has no
+// such dtype, or a zero-element shape exceeds NumPy's sizes:
+// formats::NpyCanHold), created with openat() inside DIR without following
+// symlinks, and the names appear only, escaped, inside index.tsv.
 //
 // Every file goes into a fresh private directory (StagedDirectory) that is
 // renamed over DIR only once it is complete: DIR is never written into, so a
@@ -131,7 +133,7 @@ int WriteOutputs(const Directory& dir, int dirfd, const std::string& dir_path, s
   Progress progress(err, "kiln unpack", dir.header().payload_bytes);
   for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
     const Tensor t = dir.tensor(i);
-    const bool npy = formats::NpyDescr(t.dtype).has_value();
+    const bool npy = formats::NpyCanHold(t.dtype, t.dims());
     const std::string file = FileName(i, npy);
     const std::string head = npy ? formats::NpyHeader(t.dtype, t.dims()).value() : "";
     const std::string e = WriteNew(dirfd, file, AsBytes(head), t.payload, &progress);

@@ -13,5 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   kiln_fuzz::RequireInside(r.value().data, in);
   kiln_fuzz::Require(r.value().shape.size() <= 8);
+  // What kiln reads, numpy.load can hold (and kiln unpack writes back as .npy).
+  kiln_fuzz::Require(kiln::formats::NpyCanHold(r.value().dtype, r.value().shape));
   return 0;
 }

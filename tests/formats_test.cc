@@ -95,6 +95,46 @@ TEST(Numpy, RefusesWhatKilnCannotHold) {
   }
 }
 
+// numpy.load refuses a header whose shape, though empty, has an itemsize
+// times its nonzero dimensions past 2^63-1; unpack writes such a tensor as
+// raw .bin (no bytes), described by index.tsv, as it does a bf16 one.
+TEST(Numpy, UnpackWritesWhatNumpyCannotHoldAsBin) {
+  TempDir tmp;
+  const struct {
+    const char* name;
+    Dtype dtype;
+    std::vector<std::uint64_t> shape;
+    const char* file;
+  } cases[] = {
+      {"u8_edge", Dtype::kU8, {0, 9223372036854775807u}, "tensor-00000.npy"},
+      {"u8_past", Dtype::kU8, {0, 9223372036854775808u}, "tensor-00001.bin"},
+      {"u8_max", Dtype::kU8, {18446744073709551615u, 0}, "tensor-00002.bin"},
+      {"f32_edge", Dtype::kF32, {2305843009213693951u, 0}, "tensor-00003.npy"},
+      {"f32_past", Dtype::kF32, {2305843009213693952u, 0}, "tensor-00004.bin"},
+      {"bf16", Dtype::kBf16, {0, 3}, "tensor-00005.bin"},
+  };
+  BlockWriter w;
+  for (const auto& c : cases) {
+    TensorRequest r;
+    r.name = c.name;
+    r.dtype = c.dtype;
+    r.shape = c.shape;
+    ASSERT_TRUE(w.Add(r, Payload::Bytes({})).ok()) << c.name;
+  }
+  ASSERT_TRUE(w.WriteToFile(tmp / "z.klnt").ok());
+  const Outcome r = Unpack({tmp / "z.klnt", tmp / "out"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::uint8_t> index = ReadBytes(tmp / "out/index.tsv");
+  const std::string text(index.begin(), index.end());
+  for (const auto& c : cases) {
+    EXPECT_NE(text.find(std::string("\t") + c.name + "\t" + c.file + "\t"), std::string::npos)
+        << c.name << "\n"
+        << text;
+    EXPECT_TRUE(std::filesystem::exists(tmp / "out/" + c.file)) << c.file;
+  }
+  EXPECT_EQ(std::filesystem::file_size(tmp / "out/tensor-00001.bin"), 0u);
+}
+
 TEST(Safetensors, IndependentFileConvertsToKilnAndBackByteForByte) {
   TempDir tmp;
   std::string log;

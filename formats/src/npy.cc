@@ -42,6 +42,12 @@ constexpr std::array<NpyType, 14> kTypes = {{
     {"<c16", Dtype::kC128, 16, 8},
 }};
 
+const NpyType* Find(Dtype dtype) {
+  const auto* it = std::find_if(kTypes.begin(), kTypes.end(),
+                                [dtype](const NpyType& t) { return t.dtype == dtype; });
+  return it == kTypes.end() ? nullptr : it;
+}
+
 // Why a dtype that is not in kTypes is refused.
 std::string Unsupported(std::string_view descr) {
   const char kind = descr.size() > 1 ? descr[1] : '?';
@@ -73,13 +79,37 @@ FormatResult<const NpyType*> LookUp(std::string_view descr, unsigned* swap_width
   return FormatError{Unsupported(descr)};
 }
 
-// The orders agree when at most one dimension exceeds 1.
+// The orders agree when the array is empty or at most one dimension
+// exceeds 1.
 bool FortranIsCOrder(std::span<const std::uint64_t> shape) {
-  return std::count_if(shape.begin(), shape.end(), [](std::uint64_t d) { return d > 1; }) <= 1;
+  return std::count(shape.begin(), shape.end(), 0) > 0 ||
+         std::count_if(shape.begin(), shape.end(), [](std::uint64_t d) { return d > 1; }) <= 1;
+}
+
+// NumPy's sizes are npy_intp, signed 64-bit: numpy.load refuses a shape
+// unless the itemsize times the product of its nonzero dimensions is at most
+// 2^63-1 ("array is too big"; a dimension of 2^63 or more fails before that),
+// even when a zero dimension leaves the array empty.
+constexpr std::uint64_t kNumpyMaxBytes = (std::uint64_t{1} << 63) - 1;
+
+// The array's data bytes, or why NumPy cannot hold it.
+FormatResult<std::uint64_t> ArrayBytes(std::span<const std::uint64_t> shape, unsigned size) {
+  std::optional<std::uint64_t> bytes = size;  // of the nonzero dimensions
+  for (const std::uint64_t d : shape) {
+    if (d != 0 && bytes) bytes = base::CheckedMul(*bytes, d);
+  }
+  if (!bytes || *bytes > kNumpyMaxBytes) {
+    return FormatError{absl::StrFormat(
+        "npy shape (%s) of %d-byte elements: the itemsize times the nonzero dimensions exceeds "
+        "2^63-1 bytes, more than NumPy can hold (numpy.load refuses it)",
+        absl::StrJoin(shape, ", "), size)};
+  }
+  return std::count(shape.begin(), shape.end(), 0) > 0 ? 0 : *bytes;
 }
 
 // The header text: where it starts and how long it says it is.
-FormatResult<std::span<const std::uint8_t>> HeaderText(base::ByteReader& r, std::uint8_t major) {
+FormatResult<std::span<const std::uint8_t>> HeaderText(base::ByteReader& r, std::uint8_t major,
+                                                       std::uint64_t limit) {
   std::uint64_t length = 0;
   const std::uint64_t at = r.position();
   if (major == 1) {
@@ -91,10 +121,12 @@ FormatResult<std::span<const std::uint8_t>> HeaderText(base::ByteReader& r, std:
     if (!r.ReadU32Le(&n)) return FormatError{"npy file ends inside the header length", at};
     length = n;
   }
-  if (length > kMaxNpyHeaderBytes) {
-    return FormatError{absl::StrFormat("npy header length %d exceeds the limit of %d bytes", length,
-                                       kMaxNpyHeaderBytes),
-                       at};
+  if (length > limit) {
+    return FormatError{
+        absl::StrFormat("npy header length %d exceeds the limit of %d bytes (NumPy's "
+                        "max_header_size)",
+                        length, limit),
+        at};
   }
   base::Bytes text;
   if (!r.ReadBytes64(length, &text)) {
@@ -105,24 +137,9 @@ FormatResult<std::span<const std::uint8_t>> HeaderText(base::ByteReader& r, std:
   return text;
 }
 
-std::optional<std::string> DataBytesError(const NpyArray& a, unsigned size, std::uint64_t* bytes) {
-  const auto count = base::ElementCount(a.shape);
-  if (!count) {
-    return absl::StrFormat("npy shape (%s): element count exceeds 2^64-1",
-                           absl::StrJoin(a.shape, ", "));
-  }
-  const auto n = base::CheckedMul(*count, size);
-  if (!n) {
-    return absl::StrFormat("npy shape (%s) of %d-byte elements: size exceeds 2^64-1",
-                           absl::StrJoin(a.shape, ", "), size);
-  }
-  *bytes = *n;
-  return std::nullopt;
-}
-
 }  // namespace
 
-FormatResult<NpyArray> ReadNpy(std::span<const std::uint8_t> file) {
+FormatResult<NpyArray> ReadNpy(std::span<const std::uint8_t> file, const ReaderLimits& limits) {
   base::ByteReader r(file);
   base::Bytes magic;
   if (!r.ReadBytes(kMagic.size(), &magic) || base::AsText(magic) != kMagic) {
@@ -137,14 +154,15 @@ FormatResult<NpyArray> ReadNpy(std::span<const std::uint8_t> file) {
         absl::StrFormat("npy format version %d.%d: only 1.0, 2.0 and 3.0 are read", major, minor),
         6};
   }
-  const auto text = HeaderText(r, major);
+  const auto text = HeaderText(r, major, limits.max_npy_header_bytes);
   if (!text.ok()) return text.error();
   const std::uint64_t dict_at = r.position() - text.value().size();
   // Errors past this point concern the header dict; they point into it.
   const auto fail = [dict_at](std::string message, std::uint64_t within = 0) {
     return FormatError{std::move(message), dict_at + within};
   };
-  auto fields = internal::ParseNpyHeaderDict(base::AsText(text.value()));
+  // NumPy drops the L of a Python 2 long ("3L") in versions 1.0 and 2.0 only.
+  auto fields = internal::ParseNpyHeaderDict(base::AsText(text.value()), major <= 2);
   if (!fields.ok()) return fail(fields.error().message, fields.error().offset);
 
   NpyArray a;
@@ -154,43 +172,48 @@ FormatResult<NpyArray> ReadNpy(std::span<const std::uint8_t> file) {
   const auto type = LookUp(a.descr, &a.swap_width);
   if (!type.ok()) return fail(type.error().message);
   a.dtype = type.value()->dtype;
+  const auto bytes = ArrayBytes(a.shape, type.value()->size);
+  if (!bytes.ok()) return fail(bytes.error().message);
   if (fields.value().fortran_order && !FortranIsCOrder(a.shape)) {
     return fail(
         absl::StrFormat("npy array of shape (%s) is in Fortran order: not supported (save "
                         "numpy.ascontiguousarray(a) instead)",
                         absl::StrJoin(a.shape, ", ")));
   }
-  std::uint64_t bytes = 0;
-  if (auto why = DataBytesError(a, type.value()->size, &bytes)) return fail(*std::move(why));
-  if (r.remaining() != bytes) {
+  if (r.remaining() != bytes.value()) {
     return FormatError{absl::StrFormat("npy array needs %d data bytes, the file has %d after its "
                                        "header",
-                                       bytes, r.remaining()),
+                                       bytes.value(), r.remaining()),
                        r.position()};
   }
-  (void)r.ReadBytes64(bytes, &a.data);
+  (void)r.ReadBytes64(bytes.value(), &a.data);
   return a;
 }
 
 std::optional<std::string_view> NpyDescr(Dtype dtype) {
-  const auto* it = std::find_if(kTypes.begin(), kTypes.end(),
-                                [dtype](const NpyType& t) { return t.dtype == dtype; });
-  if (it == kTypes.end()) return std::nullopt;
-  return it->descr;
+  const NpyType* t = Find(dtype);
+  if (t == nullptr) return std::nullopt;
+  return t->descr;
+}
+
+bool NpyCanHold(Dtype dtype, std::span<const std::uint64_t> shape) {
+  const NpyType* t = Find(dtype);
+  return t != nullptr && shape.size() <= kMaxRank && ArrayBytes(shape, t->size).ok();
 }
 
 FormatResult<std::string> NpyHeader(Dtype dtype, std::span<const std::uint64_t> shape) {
-  const auto descr = NpyDescr(dtype);
-  if (!descr) {
+  const NpyType* t = Find(dtype);
+  if (t == nullptr) {
     return FormatError{
         absl::StrFormat("NumPy has no dtype for kiln's %s", GetDtypeInfo(dtype).name)};
   }
   if (shape.size() > kMaxRank) return FormatError{"shape has more than 8 dimensions"};
+  if (const auto bytes = ArrayBytes(shape, t->size); !bytes.ok()) return bytes.error();
   // Python's tuple repr: (), (3,), (3, 4).
   const std::string tuple = shape.size() == 1 ? absl::StrCat("(", shape[0], ",)")
                                               : absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
   std::string dict =
-      absl::StrFormat("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", *descr, tuple);
+      absl::StrFormat("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", t->descr, tuple);
   const std::size_t unpadded = kMagic.size() + 4 + dict.size() + 1;
   dict.append((64 - unpadded % 64) % 64, ' ');
   dict += '\n';

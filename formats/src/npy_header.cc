@@ -11,7 +11,7 @@ namespace {
 
 class DictParser {
  public:
-  explicit DictParser(std::string_view text) : s_(text) {}
+  DictParser(std::string_view text, bool python2_longs) : s_(text), longs_(python2_longs) {}
 
   FormatResult<NpyHeaderFields> Parse() {
     NpyHeaderFields f;
@@ -50,15 +50,19 @@ class DictParser {
   }
 
   bool Dict(NpyHeaderFields* f) {
-    if (!Eat('{')) return Fail("the header is not a dict literal");
+    if (s_.empty() || s_[0] != '{') return Fail("the header does not start with '{'");
+    ++pos_;
     while (!Eat('}')) {
       if (!Entry(f)) return false;
       if (Eat(',')) continue;
       if (Eat('}')) break;
       return Fail("expected ',' or '}'");
     }
-    SkipSpace();
-    if (pos_ != s_.size()) return Fail("unexpected text after the dict");
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+    if (pos_ < s_.size() && s_[pos_] == '\n') ++pos_;
+    if (pos_ != s_.size()) {
+      return Fail("unexpected text after the dict (only spaces or tabs, then one newline)");
+    }
     return true;
   }
 
@@ -147,12 +151,19 @@ class DictParser {
     }
     if (pos_ == start) return Fail("expected a non-negative integer");
     if (s_[start] == '0' && pos_ - start > 1) return Fail("integer with a leading zero");
-    if (pos_ < s_.size() && s_[pos_] == 'L') ++pos_;  // a Python 2 long, as NumPy once wrote
+    if (pos_ < s_.size() && s_[pos_] == 'L') {  // a Python 2 long, as NumPy once wrote
+      if (!longs_) {
+        return Fail("a Python 2 long (\"" + std::string(s_.substr(start, pos_ - start)) +
+                    "L\") in a version 3.0 header");
+      }
+      ++pos_;
+    }
     *out = v;
     return true;
   }
 
   std::string_view s_;
+  bool longs_;
   std::size_t pos_ = 0;
   std::string error_;
   std::array<bool, 3> seen_{};
@@ -160,8 +171,8 @@ class DictParser {
 
 }  // namespace
 
-FormatResult<NpyHeaderFields> ParseNpyHeaderDict(std::string_view text) {
-  return DictParser(text).Parse();
+FormatResult<NpyHeaderFields> ParseNpyHeaderDict(std::string_view text, bool python2_longs) {
+  return DictParser(text, python2_longs).Parse();
 }
 
 }  // namespace kiln::formats::internal

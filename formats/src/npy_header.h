@@ -21,8 +21,13 @@ struct NpyHeaderFields {
 };
 
 // Parses the dict; exactly the keys 'descr', 'fortran_order' and 'shape',
-// each once, in any order. Whitespace may follow the closing brace.
-[[nodiscard]] FormatResult<NpyHeaderFields> ParseNpyHeaderDict(std::string_view text);
+// each once, in any order. The text starts with '{'; spaces, tabs, CR and LF
+// may separate the tokens inside the dict, and spaces or tabs then one LF
+// may follow the closing brace (where NumPy's Python tokenizer takes other
+// whitespace badly: "\n {" or "}\n " are refused by numpy.load). A Python 2
+// long ("3L") is read only when `python2_longs` (versions 1.0 and 2.0).
+[[nodiscard]] FormatResult<NpyHeaderFields> ParseNpyHeaderDict(std::string_view text,
+                                                               bool python2_longs);
 
 }  // namespace kiln::formats::internal
 

@@ -32,9 +32,17 @@ Bytes Npy(std::string_view dict, std::size_t data_bytes, std::uint8_t major = 1)
   return b;
 }
 
-std::string Dict(std::string_view shape, std::string_view descr = "<f4") {
-  return "{'descr': '" + std::string(descr) +
-         "', 'fortran_order': False, 'shape': " + std::string(shape) + ", }\n";
+std::string Dict(std::string_view shape, std::string_view descr = "<f4",
+                 std::string_view fortran = "False") {
+  return "{'descr': '" + std::string(descr) + "', 'fortran_order': " + std::string(fortran) +
+         ", 'shape': " + std::string(shape) + ", }\n";
+}
+
+// Dict("(3,)") with `tail` in place of its final newline.
+std::string DictEndingIn(std::string_view tail) {
+  std::string d = Dict("(3,)");
+  d.pop_back();
+  return d + std::string(tail);
 }
 
 std::string NpyError(const Bytes& b) {
@@ -65,14 +73,121 @@ TEST(NpyHostile, OversizedAndTruncatedHeaders) {
 }
 
 TEST(NpyHostile, ShapeProductsThatOverflow) {
-  EXPECT_NE(NpyError(Npy(Dict("(4294967296, 4294967296, 2)"), 0)).find("element count exceeds"),
+  EXPECT_NE(NpyError(Npy(Dict("(4294967296, 4294967296, 2)"), 0)).find("exceeds 2^63-1 bytes"),
             std::string::npos);
-  EXPECT_NE(NpyError(Npy(Dict("(4611686018427387904,)"), 0)).find("size exceeds 2^64-1"),
+  EXPECT_NE(NpyError(Npy(Dict("(4611686018427387904,)"), 0)).find("exceeds 2^63-1 bytes"),
             std::string::npos);
   EXPECT_NE(NpyError(Npy(Dict("(99999999999999999999999,)"), 0)).find("exceeds 2^64-1"),
             std::string::npos);
-  // A zero dimension makes the count 0, however large the others.
-  EXPECT_TRUE(ReadNpy(Npy(Dict("(0, 18446744073709551615)"), 0)).ok());
+}
+
+// A header of `length` bytes (the dict, spaces, a newline) in format `major`.
+Bytes PaddedNpy(std::size_t length, std::uint8_t major) {
+  std::string dict = DictEndingIn("");
+  dict.append(length - dict.size() - 1, ' ');
+  return Npy(dict + "\n", 12, major);
+}
+
+// Each case is one of numpy.load's checks (NumPy 1.24, numpy/lib/format.py
+// and the ndarray constructor), at its boundary: kiln reads a file exactly
+// when numpy.load does, or is stricter on purpose (the cases marked
+// "stricter:", listed in docs/compatibility.md). tests/loaders/numpy checks
+// the same files against numpy.load itself.
+struct NpyRuleCase {
+  const char* rule;
+  Bytes file;
+  const char* refusal;  // nullptr: read
+};
+
+std::vector<NpyRuleCase> NumpyRuleCases() {
+  const auto u1 = [](std::string_view shape) { return Npy(Dict(shape, "|u1"), 0); };
+  const auto f4 = [](std::string_view shape) { return Npy(Dict(shape), 0); };
+  const auto c16 = [](std::string_view shape) { return Npy(Dict(shape, "<c16"), 0); };
+  const char* kTooBig = "more than NumPy can hold";
+  return {
+      // max_header_size: len(header) > 10000 is refused.
+      {"header of 10,000 bytes, v1", PaddedNpy(10'000, 1), nullptr},
+      {"header of 10,000 bytes, v3", PaddedNpy(10'000, 3), nullptr},
+      {"header of 10,001 bytes, v1", PaddedNpy(10'001, 1), "exceeds the limit of 10000 bytes"},
+      {"header of 10,001 bytes, v2", PaddedNpy(10'001, 2), "exceeds the limit of 10000 bytes"},
+      {"header of 65,535 bytes, v1", PaddedNpy(65'535, 1), "exceeds the limit of 10000 bytes"},
+      // The shape of an empty array: itemsize x nonzero dims <= 2^63-1.
+      {"u1 (0, 2^63-1)", u1("(0, 9223372036854775807)"), nullptr},
+      {"u1 (0, 2^63)", u1("(0, 9223372036854775808)"), kTooBig},
+      {"u1 (2^63, 0)", u1("(9223372036854775808, 0)"), kTooBig},
+      {"u1 (2^64-1, 0)", u1("(18446744073709551615, 0)"), kTooBig},
+      {"u1 (2^40, 2^40, 0)", u1("(1099511627776, 1099511627776, 0)"), kTooBig},
+      {"f4 (0, 2^61-1)", f4("(0, 2305843009213693951)"), nullptr},
+      {"f4 (0, 2^61)", f4("(0, 2305843009213693952)"), kTooBig},
+      {"f4 (0, 2^31, 2^29)", f4("(0, 2147483648, 536870912)"), nullptr},
+      {"f4 (0, 2^31, 2^30)", f4("(0, 2147483648, 1073741824)"), kTooBig},
+      {"c16 (0, 2^59-1)", c16("(0, 576460752303423487)"), nullptr},
+      {"c16 (0, 2^59)", c16("(0, 576460752303423488)"), kTooBig},
+      // _filter_header drops the L of a Python 2 long in versions 1.0 and 2.0.
+      {"3L in v1", Npy(Dict("(3L,)"), 12, 1), nullptr},
+      {"3L in v2", Npy(Dict("(3L,)"), 12, 2), nullptr},
+      {"3L in v3", Npy(Dict("(3L,)"), 12, 3), "Python 2 long (\"3L\") in a version 3.0"},
+      // Whitespace around the dict: Python's tokenizer refuses "\n {" and,
+      // in version 3.0, "}\n ".
+      {"stricter: space before {", Npy(" " + Dict("(3,)"), 12), "does not start with '{'"},
+      {"stricter: newline before {", Npy("\n" + Dict("(3,)"), 12), "does not start with '{'"},
+      {"newline and space after }", Npy(DictEndingIn("\n "), 12, 3), "unexpected text after"},
+      {"two newlines after }", Npy(DictEndingIn("\n\n"), 12), "unexpected text after"},
+      {"stricter: CR LF after }", Npy(DictEndingIn("\r\n"), 12), "unexpected text after"},
+      {"spaces and a tab after }", Npy(DictEndingIn("  \t\n"), 12), nullptr},
+      {"nothing after }", Npy(DictEndingIn(""), 12), nullptr},
+      {"CR, LF and tab inside",
+       Npy("{'descr':\r'<f4',\n\t'fortran_order': False, 'shape': (\r\n3,\n) }", 12), nullptr},
+      // Fortran order: an empty array has no bytes to transpose.
+      {"Fortran (0, 2, 3)", Npy(Dict("(0, 2, 3)", "<f4", "True"), 0), nullptr},
+      {"Fortran (2, 3)", Npy(Dict("(2, 3)", "<f4", "True"), 24), "Fortran order"},
+      {"Fortran (1, 3, 1)", Npy(Dict("(1, 3, 1)", "<f4", "True"), 12), nullptr},
+  };
+}
+
+TEST(NpyHostile, NumpyLoadBoundaries) {
+  for (const NpyRuleCase& c : NumpyRuleCases()) {
+    const auto r = ReadNpy(c.file);
+    if (c.refusal == nullptr) {
+      EXPECT_TRUE(r.ok()) << c.rule << ": " << r.error().message;
+    } else if (r.ok()) {
+      ADD_FAILURE() << c.rule << ": read, kiln refuses it (" << c.refusal << ")";
+    } else {
+      EXPECT_NE(r.error().message.find(c.refusal), std::string::npos)
+          << c.rule << ": " << r.error().message;
+    }
+  }
+}
+
+TEST(NpyHostile, HeaderLimitIsAReaderLimit) {
+  ReaderLimits limits;
+  EXPECT_EQ(limits.max_npy_header_bytes, 10'000u);  // NumPy's max_header_size
+  EXPECT_FALSE(ReadNpy(PaddedNpy(10'001, 1), limits).ok());
+  limits.max_npy_header_bytes = 10'001;
+  EXPECT_TRUE(ReadNpy(PaddedNpy(10'001, 1), limits).ok());
+  limits.max_npy_header_bytes = 100;
+  EXPECT_NE(NpyError(PaddedNpy(128, 1)).find("(accepted)"), std::string::npos);
+  EXPECT_FALSE(ReadNpy(PaddedNpy(128, 1), limits).ok());
+}
+
+TEST(Npy, WriterRefusesWhatNumpyCannotHold) {
+  const std::vector<std::uint64_t> edge = {0, 9223372036854775807u};
+  const std::vector<std::uint64_t> past = {0, 9223372036854775808u};
+  EXPECT_TRUE(NpyCanHold(Dtype::kU8, edge));
+  EXPECT_TRUE(NpyHeader(Dtype::kU8, edge).ok());
+  EXPECT_FALSE(NpyCanHold(Dtype::kU8, past));
+  EXPECT_FALSE(NpyCanHold(Dtype::kU16, edge));
+  EXPECT_FALSE(NpyCanHold(Dtype::kBf16, std::vector<std::uint64_t>{2}));
+  const auto header = NpyHeader(Dtype::kU8, past);
+  ASSERT_FALSE(header.ok());
+  EXPECT_NE(header.error().message.find("more than NumPy can hold"), std::string::npos);
+  // What it writes, it reads back.
+  Bytes file;
+  Append(&file,
+         NpyHeader(Dtype::kF32, std::vector<std::uint64_t>{0, 2305843009213693951u}).value());
+  const auto back = ReadNpy(file);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back.value().shape, (std::vector<std::uint64_t>{0, 2305843009213693951u}));
 }
 
 TEST(NpyHostile, DataMustMatchTheShapeExactly) {

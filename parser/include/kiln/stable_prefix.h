@@ -11,7 +11,7 @@ namespace kiln {
 
 // Foreign inputs (NumPy, safetensors, GGUF) do not say up front where their
 // metadata ends: their first 16 MiB are kept stable. That covers a NumPy
-// header (at most 1 MiB), the safetensors JSON header and the GGUF metadata
+// header (10,000 bytes by default), the safetensors JSON header and the GGUF metadata
 // and tensor-info region of real files (a large tokenizer vocabulary is a few
 // MiB), and bounds the private copy: the memory tests hold `convert` of an
 // 8 GiB sparse GGUF to 64 MiB of RSS. Past it, a reader must tolerate bytes

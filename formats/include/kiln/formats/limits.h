@@ -1,5 +1,5 @@
-// Caller limits for the GGUF and safetensors readers. A file past a limit is
-// refused as soon as the limit is crossed, before the rest is read.
+// Caller limits for the format readers (GGUF, safetensors, .npy). A file past
+// a limit is refused as soon as the limit is crossed, before the rest is read.
 #ifndef KILN_FORMATS_LIMITS_H_
 #define KILN_FORMATS_LIMITS_H_
 
@@ -32,6 +32,11 @@ struct ReaderLimits {
   // included) are a few MB. Values above 2^32-1 act as 2^32-1, which keeps
   // the readers' per-entry bookkeeping at 4 bytes.
   std::uint64_t max_header_bytes = 100'000'000;
+  // The longest .npy header (the dict with its padding, after the length
+  // field). Default 10,000 bytes: NumPy's own max_header_size, past which
+  // numpy.load refuses a file unless told to trust it (allow_pickle=True);
+  // a larger value reads files numpy.load refuses.
+  std::uint64_t max_npy_header_bytes = 10'000;
 };
 
 }  // namespace kiln::formats

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 // mkdtemp in `parent`; empty with errno set on failure.
 std::string MakeTempDirectory(const std::string& parent) {
-  std::string name = parent + "/.kiln-XXXXXX";
+  const std::string name = base::TemporaryTemplate(parent);
   std::vector<char> buffer(name.begin(), name.end());
   buffer.push_back('\0');
   if (::mkdtemp(buffer.data()) == nullptr) return "";

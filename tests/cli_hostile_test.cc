@@ -1,0 +1,267 @@
+// Hostile conditions around the kiln command rather than hostile bytes in
+// its input: a file-size limit hit mid-write, a writer that stalls, a report
+// that cannot be written after the work is done, an input truncated while
+// it is mapped, hostile names in machine output, and the temporaries a
+// SIGKILL leaves behind.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli_run.h"
+#include "gtest/gtest.h"
+#include "kiln/writer.h"
+#include "support/temp_dir.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using TempDir = testing::ScratchDir;
+
+struct Ran {
+  int status = -1;  // the raw wait status
+  std::string err;  // what kiln wrote on stderr
+  [[nodiscard]] int code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+};
+
+// Runs kiln with `args`, stdin `in` (-1: /dev/null) and stdout `out` (-1:
+// /dev/null), after `setup` ran in the child; collects stderr. SIGALRM ends
+// a kiln that hangs after 60 s (the alarm survives the exec).
+Ran RunKilnWith(
+    const std::vector<std::string>& args, int in, int out,
+    const std::function<void()>& setup = [] {}) {
+  int e[2];
+  Ran r;
+  if (::pipe(e) != 0) return r;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(e[0]);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ, SIGBUS}) ::signal(sig, SIG_DFL);
+    ::alarm(60);
+    setup();
+    testing::ExecKiln(args, in, out, e[1]);
+  }
+  ::close(e[1]);
+  char buf[4096];
+  ssize_t n = 0;
+  while ((n = ::read(e[0], buf, sizeof(buf))) > 0) r.err.append(buf, static_cast<std::size_t>(n));
+  ::close(e[0]);
+  ::waitpid(pid, &r.status, 0);
+  return r;
+}
+
+void WriteFile(const std::string& path, std::string_view bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// One u8 tensor named "w" of `size` bytes of 1, as a whole block.
+std::string BigBlock(std::uint64_t size) {
+  const std::vector<std::uint8_t> payload(size, 1);
+  BlockWriter w;
+  TensorRequest r;
+  r.name = "w";
+  r.dtype = Dtype::kU8;
+  r.shape = {size};
+  EXPECT_TRUE(w.Add(r, Payload::Bytes(payload)).ok());
+  Result<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
+  EXPECT_TRUE(bytes.ok());
+  return bytes.ok() ? std::string(bytes.value().begin(), bytes.value().end()) : "";
+}
+
+// A NumPy 1.0 file of `size` u8 bytes of 1.
+std::string BigNpy(std::uint64_t size) {
+  std::string dict =
+      "{'descr': '|u1', 'fortran_order': False, 'shape': (" + std::to_string(size) + ",), }";
+  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  std::string out = "\x93NUMPY\x01";
+  out += '\0';
+  out += static_cast<char>(dict.size() & 0xff);
+  out += static_cast<char>(dict.size() >> 8);
+  return out + dict + std::string(size, '\1');
+}
+
+// A safetensors file with one U8 tensor "w" of `size` bytes of 1.
+std::string BigSafetensors(std::uint64_t size) {
+  std::string header = R"({"w":{"dtype":"U8","shape":[)" + std::to_string(size) +
+                       R"(],"data_offsets":[0,)" + std::to_string(size) + "]}}";
+  while (header.size() % 8 != 0) header += ' ';
+  std::string out;
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return out + header + std::string(size, '\1');
+}
+
+std::vector<std::string> Entries(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  return names;
+}
+
+// ---------------------------------------------------------------------------
+// Finding 1: a file-size limit (ulimit -f) hit mid-write. Before the fix each
+// command died of SIGXFSZ (status "killed by signal 25") and left its
+// temporary file or staging directory in o/.
+TEST(CliHostile, FileSizeLimitIsAWriteErrorAndLeavesNothing) {
+  TempDir tmp;
+  constexpr std::uint64_t kSize = 4 << 20;  // 4 MiB, past the 1 MiB limit
+  WriteFile(tmp / "in.klnt", BigBlock(kSize));
+  WriteFile(tmp / "in.npy", BigNpy(kSize));
+  WriteFile(tmp / "in.safetensors", BigSafetensors(kSize));
+  fs::create_directory(tmp / "o");
+  struct Case {
+    const char* command;
+    std::vector<std::string> args;
+    bool stdin_block;
+  };
+  const Case cases[] = {
+      {"ingest", {"ingest", tmp / "o/out.klnt"}, true},
+      {"convert", {"convert", tmp / "in.safetensors", tmp / "o/out.klnt"}, false},
+      {"pack", {"pack", tmp / "o/out.klnt", "w=" + (tmp / "in.npy")}, false},
+      {"unpack", {"unpack", tmp / "in.klnt", tmp / "o/dir"}, false},
+  };
+  for (const Case& c : cases) {
+    const int in = c.stdin_block ? ::open((tmp / "in.klnt").c_str(), O_RDONLY) : -1;
+    const Ran r = RunKilnWith(c.args, in, -1, [] {
+      const rlimit limit{1 << 20, 1 << 20};
+      ::setrlimit(RLIMIT_FSIZE, &limit);
+    });
+    if (in >= 0) ::close(in);
+    EXPECT_TRUE(WIFEXITED(r.status))
+        << c.command << ": killed by signal " << (WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0);
+    EXPECT_EQ(r.code(), 2) << c.command << ": " << r.err;
+    EXPECT_NE(r.err.find("File too large"), std::string::npos) << c.command << ": " << r.err;
+    EXPECT_TRUE(Entries(tmp / "o").empty())
+        << c.command << " left " << (Entries(tmp / "o").empty() ? "" : Entries(tmp / "o")[0]);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Finding 2: a writer that connects and then sends nothing. Before the fix
+// validate and ingest waited for ever (there was no --idle-timeout: the
+// runs below ended with "unknown option" instead of the timeout).
+TEST(CliHostile, StalledWriterIsGivenUpOn) {
+  TempDir tmp;
+  fs::create_directory(tmp / "o");
+  const std::string block = BigBlock(1 << 20);
+  ASSERT_EQ(::mkfifo((tmp / "fifo").c_str(), 0600), 0);
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    bool via_fifo;  // the stream is a named FIFO given as a path, not stdin
+  };
+  const Case cases[] = {
+      {"validate -", {"validate", "--idle-timeout", "1", "-"}, false},
+      {"validate FIFO", {"validate", "--idle-timeout", "1", tmp / "fifo"}, true},
+      {"ingest", {"ingest", "--idle-timeout", "1", tmp / "o/out.klnt"}, false},
+      {"ingest --from FIFO",
+       {"ingest", "--idle-timeout", "1", "--from", tmp / "fifo", tmp / "o/out.klnt"},
+       true},
+  };
+  for (const Case& c : cases) {
+    for (const std::size_t sent : {std::size_t{0}, std::size_t{100}, std::size_t{300'000}}) {
+      int p[2] = {-1, -1};
+      int writer = -1;
+      int in = -1;
+      if (c.via_fifo) {
+        // Opened for reading and writing here, so kiln sees a connected writer.
+        writer = ::open((tmp / "fifo").c_str(), O_RDWR);
+      } else {
+        ASSERT_EQ(::pipe(p), 0);
+        writer = p[1];
+        in = p[0];
+      }
+      ASSERT_GE(writer, 0);
+      // What fits in the pipe (64 KiB), without blocking; then silence, the
+      // writing end still open.
+      ASSERT_EQ(::fcntl(writer, F_SETFL, O_NONBLOCK), 0);
+      if (sent > 0) {
+        ASSERT_GT(::write(writer, block.data(), sent), 0);
+      }
+      const auto start = std::chrono::steady_clock::now();
+      const Ran r = RunKilnWith(c.args, in, -1, [] { ::alarm(20); });
+      const double took =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ::close(writer);
+      if (in >= 0) ::close(in);
+      EXPECT_EQ(r.code(), 2) << c.name << " after " << sent << " bytes, status " << r.status << ": "
+                             << r.err;
+      EXPECT_NE(r.err.find("no data for 1 s (--idle-timeout)"), std::string::npos)
+          << c.name << " after " << sent << ": " << r.err;
+      EXPECT_LT(took, 10.0) << c.name;
+      EXPECT_TRUE(Entries(tmp / "o").empty()) << c.name << " after " << sent << " left a file";
+    }
+  }
+}
+
+// The flag's bounds: a value that is not a number of seconds is a usage
+// error, and 0 (no timeout) still reads a writer that finishes.
+TEST(CliHostile, IdleTimeoutFlagValues) {
+  TempDir tmp;
+  WriteFile(tmp / "in.klnt", BigBlock(1000));
+  for (const char* bad : {"x", "-1", "86401", ""}) {
+    const Ran r = RunKilnWith({"validate", "--idle-timeout", bad, "-"}, -1, -1);
+    EXPECT_EQ(r.code(), 2) << bad;
+    EXPECT_NE(r.err.find("--idle-timeout needs SECONDS"), std::string::npos) << bad << r.err;
+  }
+  const int in = ::open((tmp / "in.klnt").c_str(), O_RDONLY);
+  const Ran r = RunKilnWith({"ingest", "--idle-timeout", "0", tmp / "out.klnt"}, in, -1);
+  ::close(in);
+  EXPECT_EQ(r.code(), 0) << r.err;
+  EXPECT_TRUE(fs::exists(tmp / "out.klnt"));
+}
+
+// ---------------------------------------------------------------------------
+// Finding 3: the exit status alone says whether OUT (ingest) or DIR (unpack)
+// was committed. Before the fix the report was written after the rename:
+// with stdout at /dev/full the run was exit 2 with OUT in place, and with
+// stdout closed exit 0 with the report lost.
+TEST(CliHostile, ExitStatusAloneSaysWhetherTheOutputWasCommitted) {
+  TempDir tmp;
+  WriteFile(tmp / "in.klnt", BigBlock(100'000));
+  struct Stdout {
+    const char* name;
+    int fd;  // -1 /dev/null, kClosed, or a descriptor
+    int want;
+  };
+  const int full = ::open("/dev/full", O_WRONLY);
+  ASSERT_GE(full, 0);
+  const Stdout outs[] = {
+      {"/dev/null", -1, 0}, {"/dev/full", full, 2}, {"closed", testing::kClosed, 2}};
+  for (const Stdout& o : outs) {
+    for (const bool ingest : {true, false}) {
+      const std::string target = ingest ? tmp / "out.klnt" : tmp / "dir";
+      fs::remove_all(target);
+      const int in = ::open((tmp / "in.klnt").c_str(), O_RDONLY);
+      const Ran r = ingest ? RunKilnWith({"ingest", target}, in, o.fd)
+                           : RunKilnWith({"unpack", tmp / "in.klnt", target}, -1, o.fd);
+      ::close(in);
+      const char* command = ingest ? "ingest" : "unpack";
+      EXPECT_EQ(r.code(), o.want) << command << " stdout " << o.name << ": " << r.err;
+      // Exit 0 if and only if the output is in place.
+      EXPECT_EQ(fs::exists(target), r.code() == 0) << command << " stdout " << o.name;
+      if (o.want != 0) {
+        EXPECT_NE(r.err.find("cannot write the output"), std::string::npos) << r.err;
+      }
+      for (const std::string& name : Entries(tmp.path())) {
+        EXPECT_FALSE(name.starts_with(".kiln"))
+            << command << " stdout " << o.name << " left " << name;
+      }
+    }
+  }
+  ::close(full);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -261,6 +262,140 @@ TEST(CliHostile, ExitStatusAloneSaysWhetherTheOutputWasCommitted) {
     }
   }
   ::close(full);
+}
+
+// ---------------------------------------------------------------------------
+// Finding 5: hostile names in machine output. Before the fix inspect --json
+// and validate --json passed C1, bidi, separator and tag characters through
+// raw (and wrote a file name's byte 0xE9 as \u00e9, the same as the
+// character), and index.tsv passed everything but C0, DEL and C1 raw.
+struct HostileName {
+  const char* label;
+  std::string name;
+  const char* json;  // how --json writes it (inside the quotes)
+  const char* tsv;   // how index.tsv writes it
+};
+
+std::vector<HostileName> HostileNames() {
+  return {
+      {"c1 NEL",
+       "a\xc2\x85"
+       "b",
+       "a\\u0085b", "a\\u{0085}b"},
+      {"c1 CSI",
+       "\xc2\x9b"
+       "31m",
+       "\\u009b31m", "\\u{009b}31m"},
+      {"right-to-left override",
+       "exe.\xe2\x80\xae"
+       "fdp",
+       "exe.\\u202efdp", "exe.\\u{202e}fdp"},
+      {"isolates", "\xe2\x81\xa6x\xe2\x81\xa9", "\\u2066x\\u2069", "\\u{2066}x\\u{2069}"},
+      {"line separator",
+       "a\xe2\x80\xa8"
+       "b",
+       "a\\u2028b", "a\\u{2028}b"},
+      {"paragraph separator",
+       "a\xe2\x80\xa9"
+       "b",
+       "a\\u2029b", "a\\u{2029}b"},
+      {"tag", "t\xf3\xa0\x81\x81", "t\\udb40\\udc41", "t\\u{e0041}"},
+      {"tab forges a column", "a\tb", "a\\u0009b", "a\\x09b"},
+      {"newline forges a row", "a\n9\tx\tf32", "a\\u000a9\\u0009x\\u0009f32",
+       "a\\x0a9\\x09x\\x09f32"},
+      {"backslash", "a\\x09", "a\\\\x09", "a\\\\x09"},
+      {"quote", "a\"b", "a\\\"b", "a\"b"},
+  };
+}
+
+std::string HostileNamesBlock() {
+  BlockWriter w;
+  const std::vector<std::uint8_t> payload(4, 0);
+  for (const HostileName& h : HostileNames()) {
+    TensorRequest r;
+    r.name = h.name;
+    r.dtype = Dtype::kU8;
+    r.shape = {4};
+    EXPECT_TRUE(w.Add(r, Payload::Bytes(payload)).ok()) << h.label;
+  }
+  Result<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
+  EXPECT_TRUE(bytes.ok());
+  return bytes.ok() ? std::string(bytes.value().begin(), bytes.value().end()) : "";
+}
+
+// Whether `text` holds one of the characters the reports must never print raw.
+bool HasHiddenCharacter(const std::string& text) {
+  for (const char* raw : {"\xc2\x85", "\xc2\x9b", "\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x80\xa8",
+                          "\xe2\x80\xa9", "\xf3\xa0\x81\x81", "\t"}) {
+    if (text.find(raw) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+TEST(CliHostile, InspectJsonEscapesHostileNames) {
+  TempDir tmp;
+  WriteFile(tmp / "in.klnt", HostileNamesBlock());
+  const int out = ::open((tmp / "out.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const Ran r = RunKilnWith({"inspect", "--json", tmp / "in.klnt"}, -1, out);
+  ::close(out);
+  ASSERT_EQ(r.code(), 0) << r.err;
+  const std::string json = ReadAll(tmp / "out.json");
+  EXPECT_FALSE(HasHiddenCharacter(json)) << json;
+  for (const HostileName& h : HostileNames()) {
+    EXPECT_NE(json.find("\"" + std::string(h.json) + "\""), std::string::npos)
+        << h.label << " not written as " << h.json << " in " << json;
+  }
+}
+
+TEST(CliHostile, IndexTsvEscapesHostileNames) {
+  TempDir tmp;
+  WriteFile(tmp / "in.klnt", HostileNamesBlock());
+  const Ran r = RunKilnWith({"unpack", tmp / "in.klnt", tmp / "dir"}, -1, -1);
+  ASSERT_EQ(r.code(), 0) << r.err;
+  const std::string tsv = ReadAll(tmp / "dir/index.tsv");
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < tsv.size();) {
+    const std::size_t nl = tsv.find('\n', at);
+    ASSERT_NE(nl, std::string::npos) << "last line unterminated";
+    lines.push_back(tsv.substr(at, nl - at));
+    at = nl + 1;
+  }
+  const std::vector<HostileName> names = HostileNames();
+  ASSERT_EQ(lines.size(), names.size() + 1) << "a name forged a row:\n" << tsv;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& line = lines[i + 1];
+    EXPECT_EQ(std::count(line.begin(), line.end(), '\t'), 7) << names[i].label << ": " << line;
+    EXPECT_TRUE(line.starts_with(std::to_string(i) + "\t" + names[i].tsv + "\t"))
+        << names[i].label << ": " << line << " (want " << names[i].tsv << ")";
+  }
+}
+
+// A file name (any bytes) in validate --json: the byte 0xE9 is \udce9 (as
+// Python's surrogateescape reads it), the character U+00E9 is itself.
+TEST(CliHostile, JsonFileNamesAreUnambiguous) {
+  TempDir tmp;
+  const std::string block = BigBlock(8);
+  const std::string byte_name = tmp / "caf\xe9.klnt";
+  const std::string char_name = tmp / "caf\xc3\xa9.klnt";
+  const std::string bidi_name = tmp /
+                                "exe.\xe2\x80\xae"
+                                "fdp.klnt";
+  for (const std::string& p : {byte_name, char_name, bidi_name}) WriteFile(p, block);
+  const int out = ::open((tmp / "out.json").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const Ran r = RunKilnWith({"validate", "--json", byte_name, char_name, bidi_name}, -1, out);
+  ::close(out);
+  ASSERT_EQ(r.code(), 0) << r.err;
+  const std::string json = ReadAll(tmp / "out.json");
+  EXPECT_NE(json.find("caf\\udce9.klnt\""), std::string::npos) << json;
+  EXPECT_NE(json.find("caf\xc3\xa9.klnt\""), std::string::npos) << json;
+  EXPECT_NE(json.find("exe.\\u202efdp.klnt\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\\u00e9"), std::string::npos) << json;
+  EXPECT_FALSE(HasHiddenCharacter(json)) << json;
 }
 
 }  // namespace

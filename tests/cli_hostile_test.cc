@@ -17,6 +17,8 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "cli_run.h"
@@ -396,6 +398,109 @@ TEST(CliHostile, JsonFileNamesAreUnambiguous) {
   EXPECT_NE(json.find("exe.\\u202efdp.klnt\""), std::string::npos) << json;
   EXPECT_EQ(json.find("\\u00e9"), std::string::npos) << json;
   EXPECT_FALSE(HasHiddenCharacter(json)) << json;
+}
+
+// ---------------------------------------------------------------------------
+// Finding 6: temporaries a SIGKILL leaves. Before the fix they were named
+// .kiln-XXXXXX (nothing said which process made them) and nothing removed
+// them: `kiln clean` did not exist.
+
+// Starts kiln with a pipe as stdin; returns its pid and the pipe's write end.
+std::pair<pid_t, int> SpawnWithPipe(const std::vector<std::string>& args) {
+  int p[2];
+  if (::pipe(p) != 0) return {-1, -1};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(p[1]);
+    testing::ExecKiln(args, p[0], -1, -1);
+  }
+  ::close(p[0]);
+  return {pid, p[1]};
+}
+
+// The first entry of `dir` named .kiln-tmp.*, waiting (at most 20 s) until
+// it is a file of at least `bytes` (a directory with something in it when
+// `bytes` is 0).
+std::string WaitForTemporary(const fs::path& dir, std::uintmax_t bytes) {
+  for (int i = 0; i < 20000; ++i) {
+    for (const std::string& name : Entries(dir)) {
+      if (!name.starts_with(".kiln-tmp.")) continue;
+      std::error_code ec;
+      const fs::path p = dir / name;
+      if (bytes == 0 && fs::is_directory(p, ec) && !fs::is_empty(p, ec)) return name;
+      if (bytes > 0 && fs::is_regular_file(p, ec) && fs::file_size(p, ec) >= bytes && !ec) {
+        return name;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return "";
+}
+
+TEST(CliHostile, CleanRemovesOnlyTheTemporariesOfDeadKilns) {
+  ::signal(SIGPIPE, SIG_IGN);
+  TempDir tmp;
+  const fs::path o = tmp.path() / "o";
+  fs::create_directory(o);
+  // An ingest killed mid-upload.
+  const std::string block = BigBlock(4'000'000);
+  auto [ingest, in] = SpawnWithPipe({"ingest", (o / "out.klnt").string()});
+  ASSERT_GT(ingest, 0);
+  ASSERT_EQ(::write(in, block.data(), 1'000'000), 1'000'000);
+  const std::string left_file = WaitForTemporary(o, 500'000);
+  ASSERT_FALSE(left_file.empty());
+  EXPECT_TRUE(left_file.starts_with(".kiln-tmp." + std::to_string(ingest) + "."))
+      << left_file << " does not name process " << ingest;
+  ::kill(ingest, SIGKILL);
+  ::waitpid(ingest, nullptr, 0);
+  ::close(in);
+  // An unpack killed mid-write: its staging directory.
+  WriteFile(tmp / "big.klnt", BigBlock(std::uint64_t{64} << 20));
+  auto [unpack, unused] = SpawnWithPipe({"unpack", tmp / "big.klnt", (o / "dir").string()});
+  const std::string left_dir = WaitForTemporary(o, 0);
+  ASSERT_FALSE(left_dir.empty());
+  ::kill(unpack, SIGKILL);
+  ::waitpid(unpack, nullptr, 0);
+  ::close(unused);
+  ASSERT_TRUE(fs::exists(o / left_file));
+  ASSERT_TRUE(fs::is_directory(o / left_dir));
+
+  // What clean must leave alone.
+  WriteFile(tmp / "victim", "victim");
+  const std::string live = ".kiln-tmp." + std::to_string(::getpid()) + ".Abc123";
+  WriteFile((o / live).string(), "a live process's temporary");
+  fs::create_symlink(tmp / "victim", o / ".kiln-tmp.999999.abcdef");  // a look-alike link
+  fs::create_directory(o / ".kiln-tmp.999998.zzzzzz");                // holds a link
+  fs::create_symlink(tmp / "victim", o / ".kiln-tmp.999998.zzzzzz/x");
+  fs::create_directory_symlink(tmp.path(), o / ".kiln-tmp.999997.linked");
+  const std::vector<std::string> others = {"unrelated.txt", ".kiln-tmp.123.abc", ".kiln-ABCdef",
+                                           ".kiln-tmp.0123.abcdef", ".kiln-tmp.12.abcdef.x"};
+  for (const std::string& name : others) WriteFile((o / name).string(), name);
+
+  // The default minimum age (an hour) keeps what was just killed.
+  const Ran young = RunKilnWith({"clean", o.string()}, -1, -1);
+  EXPECT_EQ(young.code(), 0) << young.err;
+  EXPECT_TRUE(fs::exists(o / left_file));
+  EXPECT_TRUE(fs::exists(o / left_dir));
+
+  const Ran r = RunKilnWith({"clean", "--min-age", "0", o.string()}, -1, -1);
+  EXPECT_EQ(r.code(), 0) << r.err;
+  EXPECT_FALSE(fs::exists(o / left_file)) << "the killed ingest's temporary stayed";
+  EXPECT_FALSE(fs::exists(o / left_dir)) << "the killed unpack's staging directory stayed";
+  EXPECT_TRUE(fs::exists(o / live)) << "a live process's temporary was removed";
+  EXPECT_TRUE(fs::is_symlink(o / ".kiln-tmp.999999.abcdef"));
+  EXPECT_TRUE(fs::is_symlink(o / ".kiln-tmp.999998.zzzzzz/x"));
+  EXPECT_TRUE(fs::is_symlink(o / ".kiln-tmp.999997.linked"));
+  EXPECT_EQ(ReadAll(tmp / "victim"), "victim");
+  for (const std::string& name : others) EXPECT_EQ(ReadAll((o / name).string()), name) << name;
+  EXPECT_FALSE(fs::exists(o / "out.klnt"));
+  EXPECT_TRUE(fs::exists(tmp / "big.klnt"));  // nothing outside DIR
+
+  // DIR itself may not be a symlink; a missing DIR is an I/O error.
+  fs::create_directory_symlink(o, tmp.path() / "link");
+  EXPECT_EQ(RunKilnWith({"clean", tmp / "link"}, -1, -1).code(), 2);
+  EXPECT_EQ(RunKilnWith({"clean", tmp / "missing"}, -1, -1).code(), 2);
+  EXPECT_EQ(RunKilnWith({"clean"}, -1, -1).code(), 2);
 }
 
 }  // namespace

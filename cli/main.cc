@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "kiln/base/mapping_guard.h"
 #include "kiln/base/output_file.h"
 #include "stream_input.h"
 
@@ -148,6 +149,9 @@ int main(int argc, char** argv) {
   // A temporary output (.kiln-tmp.PID.XXXXXX) is removed when kiln is killed by
   // SIGINT, SIGTERM or SIGHUP; the signal is then re-raised.
   kiln::base::InstallSignalCleanup();
+  // An input truncated by another process while it is mapped is an I/O
+  // error (exit 2, nothing committed), not a death by SIGBUS.
+  kiln::base::InstallBusGuard();
   if (argc < 2) return Usage("missing command");
   const std::string_view command = argv[1];
   return Finish(command, Run(command, std::vector<std::string>(argv + 2, argv + argc)));

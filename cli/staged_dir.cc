@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "kiln/base/mapping_guard.h"
 #include "kiln/base/output_file.h"
 
 namespace kiln::cli {
@@ -98,6 +99,10 @@ bool StagedDirectory::Fail(const std::string& what, int error_number) {
 
 bool StagedDirectory::Commit(bool replace) {
   if (!ok()) return false;
+  if (base::AnyMappingCut()) {  // the files were copied from an input that changed
+    error_ = base::kInputCutMessage;
+    return false;
+  }
   // Every file written inside is on disk before the directory appears.
   if (::syncfs(fd_) != 0) return Fail("syncfs", errno);
   const mode_t mask = ::umask(0);

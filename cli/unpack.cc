@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "flags.h"
 #include "kiln/base/escape.h"
+#include "kiln/base/mapping_guard.h"
 #include "kiln/directory.h"
 #include "kiln/formats/npy.h"
 #include "mapped_file.h"
@@ -101,6 +102,7 @@ std::string WriteNew(int dirfd, const std::string& name, std::span<const std::ui
   if (e == 0) e = WriteAll(f.fd, body, progress);
   if (::close(f.fd) != 0 && e == 0) e = errno;
   f.fd = -1;
+  if (e == EFAULT) return name + ": " + base::kInputCutMessage;  // the source was cut short
   return e == 0 ? "" : name + ": " + std::strerror(e);
 }
 

@@ -60,6 +60,7 @@ StreamVerdict ValidateMapped(const std::string& path, const Options& options) {
   const MappedFile file(path);
   if (!file.ok()) return IoError(file.error());
   const Result<Directory> r = Parse(file.bytes(), options.parse);
+  if (file.cut()) return IoError(base::kInputCutMessage);  // no verdict on zeros
   StreamVerdict verdict;
   if (!r.ok()) verdict.error = r.error();
   return verdict;

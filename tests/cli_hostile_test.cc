@@ -503,5 +503,89 @@ TEST(CliHostile, CleanRemovesOnlyTheTemporariesOfDeadKilns) {
   EXPECT_EQ(RunKilnWith({"clean"}, -1, -1).code(), 2);
 }
 
+// ---------------------------------------------------------------------------
+// Finding 4: a mapped input truncated by another process while kiln reads
+// it. The preloaded library truncates the file right after kiln maps it, so
+// every read past the new end is a read of a page the file no longer has.
+// Before the fix each command died of SIGBUS (signal 7), leaving unpack's
+// staging directory and convert's temporary behind.
+
+// Two u8 tensors of `size` + 1 bytes each: the padding after each payload
+// is a gap validation reads (P2), far from the header.
+std::string BlockWithGaps(std::uint64_t size) {
+  const std::vector<std::uint8_t> payload(size + 1, 1);
+  BlockWriter w;
+  for (const char* name : {"a", "b"}) {
+    TensorRequest r;
+    r.name = name;
+    r.dtype = Dtype::kU8;
+    r.shape = {size + 1};
+    EXPECT_TRUE(w.Add(r, Payload::Bytes(payload)).ok());
+  }
+  Result<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
+  EXPECT_TRUE(bytes.ok());
+  return bytes.ok() ? std::string(bytes.value().begin(), bytes.value().end()) : "";
+}
+
+TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {
+  TempDir tmp;
+  constexpr std::uint64_t kSize = 8 << 20;
+  const fs::path o = tmp.path() / "o";
+  struct Case {
+    const char* name;
+    std::string input;  // the file that is truncated
+    std::string bytes;
+    std::vector<std::string> args;
+  };
+  const std::string klnt = fs::canonical(tmp.path()).string() + "/in.klnt";
+  const std::string st = fs::canonical(tmp.path()).string() + "/in.safetensors";
+  const std::string npy = fs::canonical(tmp.path()).string() + "/in.npy";
+  const Case cases[] = {
+      {"validate", klnt, BlockWithGaps(kSize), {"validate", klnt}},
+      {"validate --json", klnt, BlockWithGaps(kSize), {"validate", "--json", klnt}},
+      {"unpack", klnt, BlockWithGaps(kSize), {"unpack", klnt, (o / "dir").string()}},
+      {"convert kiln->safetensors",
+       klnt,
+       BlockWithGaps(kSize),
+       {"convert", klnt, (o / "out.safetensors").string()}},
+      {"convert safetensors->kiln",
+       st,
+       BigSafetensors(kSize),
+       {"convert", st, (o / "out.klnt").string()}},
+      {"pack", npy, BigNpy(kSize), {"pack", (o / "out.klnt").string(), "w=" + npy}},
+  };
+  for (const Case& c : cases) {
+    // Cut in the payload (1 MiB), and to nothing (the header's page too).
+    for (const std::uint64_t cut_to : {std::uint64_t{1} << 20, std::uint64_t{0}}) {
+      fs::remove_all(o);
+      fs::create_directory(o);
+      WriteFile(c.input, c.bytes);
+      const std::string spec = std::to_string(cut_to) + ":" + c.input;
+      const Ran r = RunKilnWith(c.args, -1, -1, [&] {
+        ::setenv("LD_PRELOAD", KILN_TRUNCATE_ON_MAP, 1);
+        ::setenv("KILN_TEST_TRUNCATE_ON_MAP", spec.c_str(), 1);
+        ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+      });
+      const std::string label = std::string(c.name) + " cut to " + std::to_string(cut_to);
+      ASSERT_EQ(fs::file_size(c.input), cut_to) << label << ": the file was not truncated";
+      EXPECT_TRUE(WIFEXITED(r.status))
+          << label << ": killed by signal " << (WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0);
+      EXPECT_EQ(r.code(), 2) << label << ": " << r.err;
+      EXPECT_NE(r.err.find("truncated while it was read"), std::string::npos)
+          << label << ": " << r.err;
+      EXPECT_TRUE(Entries(o).empty()) << label << " left " << Entries(o).front();
+    }
+  }
+  // inspect reads only the private prefix: a cut to nothing takes its header.
+  WriteFile(klnt, BlockWithGaps(kSize));
+  const Ran r = RunKilnWith({"inspect", klnt}, -1, -1, [&] {
+    ::setenv("LD_PRELOAD", KILN_TRUNCATE_ON_MAP, 1);
+    ::setenv("KILN_TEST_TRUNCATE_ON_MAP", ("0:" + klnt).c_str(), 1);
+    ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+  });
+  EXPECT_EQ(r.code(), 2) << "inspect: status " << r.status << " " << r.err;
+  EXPECT_NE(r.err.find("truncated while it was read"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace kiln

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kiln/base/input_file.h"
+#include "kiln/base/mapping_guard.h"
 
 namespace kiln::base {
 namespace {
@@ -224,7 +225,10 @@ bool OutputFile::Fail(const char* what, int error_number) {
 
 bool OutputFile::Write(std::span<const std::uint8_t> bytes) {
   if (!ok()) return false;
-  if (const int e = WriteAll(fd_, bytes)) return Fail("write", e);
+  if (const int e = WriteAll(fd_, bytes)) {
+    // The kernel could not read the source: a mapped input cut short.
+    return Fail(e == EFAULT ? kInputCutMessage : "write", e);
+  }
   return true;
 }
 
@@ -234,6 +238,9 @@ void OutputFile::StartWriteback() {
 
 bool OutputFile::Commit() {
   if (!ok()) return false;
+  // An input mapping was cut short while this process read it (another
+  // process truncated the file): what was written is not the input.
+  if (AnyMappingCut()) return Fail(kInputCutMessage, EIO);
   if (::fsync(fd_) != 0) return Fail("fsync", errno);
   const int fd = fd_;
   fd_ = -1;

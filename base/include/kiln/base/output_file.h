@@ -20,6 +20,9 @@
 // - a target that exists and is neither a regular file nor a symlink (a
 //   FIFO, device, socket or directory) is refused before anything is
 //   created: "exists and is not a regular file (a FIFO)";
+// - in a program that installed base::InstallBusGuard(), Commit() refuses
+//   (EIO) once any mapped input was truncated under the process
+//   (mapping_guard.h): the bytes written were not the input's;
 // - with Replace::kNever, Commit() never replaces a target, even one created
 //   while the file was being written (renameat2 RENAME_NOREPLACE, or link()
 //   then unlink() where the file system lacks it): "exists (use --force to

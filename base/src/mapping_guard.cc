@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 
 namespace kiln::base {
 namespace {
@@ -104,10 +105,23 @@ void InstallBusGuard() {
 
 bool AnyMappingCut() { return g_any_cut.load(); }
 
-BusGuardScope::BusGuardScope() { installed_ = Install(&saved_); }
+// Scopes in several threads at once (Python releases the GIL while it
+// parses a mapping): the first installs, the last restores.
+std::mutex g_scope_mu;
+int g_scope_depth = 0;
+struct sigaction g_scope_saved {};
+
+BusGuardScope::BusGuardScope() {
+  const std::lock_guard<std::mutex> lock(g_scope_mu);
+  if (g_scope_depth == 0 && !Install(&g_scope_saved)) return;
+  ++g_scope_depth;
+  installed_ = true;
+}
 
 BusGuardScope::~BusGuardScope() {
-  if (installed_) (void)::sigaction(SIGBUS, &saved_, nullptr);
+  if (!installed_) return;
+  const std::lock_guard<std::mutex> lock(g_scope_mu);
+  if (--g_scope_depth == 0) (void)::sigaction(SIGBUS, &g_scope_saved, nullptr);
 }
 
 }  // namespace kiln::base

@@ -45,8 +45,8 @@ inline constexpr char kInputCutMessage[] =
 
 // Installs the handler for the life of the object and restores the earlier
 // action after (for a library call, such as the Python module's, that must
-// not change the process's signal handling for good). Not reentrant across
-// threads: use it with the calls on one mapping serialized (Python's GIL).
+// not change the process's signal handling for good). Scopes may overlap in
+// several threads: the first installs, the last restores.
 class BusGuardScope {
  public:
   BusGuardScope();
@@ -55,7 +55,6 @@ class BusGuardScope {
   BusGuardScope& operator=(const BusGuardScope&) = delete;
 
  private:
-  struct sigaction saved_ {};
   bool installed_ = false;
 };
 

@@ -24,7 +24,7 @@ namespace kiln::base {
 // Lists the mapping [addr, addr + length) (length rounded up to pages).
 // Returns its slot, or -1 when the table (kMaxGuardedMappings) is full: such
 // a mapping is not guarded (a truncation kills the process, as before).
-inline constexpr int kMaxGuardedMappings = 64;
+inline constexpr int kMaxGuardedMappings = 4096;
 [[nodiscard]] int GuardMapping(const void* addr, std::size_t length);
 // Forgets a slot before the mapping is unmapped; -1 is ignored.
 void UnguardMapping(int slot);

@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "commands.h"
 #include "flags.h"
 #include "kiln/base/escape.h"
@@ -136,9 +137,10 @@ int Ingest(int fd, std::span<const std::uint8_t> first, const IngestArgs& a, std
   // alone says whether OUT was committed: 0 if and only if it was. A report
   // that cannot be written (stdout on a full disk, or closed) is exit 2 with
   // nothing committed; a rename that fails after the report is exit 2 too.
-  out << base::Escape(source) << ": ok, " << v.consumed() << " bytes, "
-      << v.directory().tensor_count() << " tensors -> " << base::Escape(a.out) << "\n";
-  if (FinishReport(out, err, "kiln ingest", kExitOk) != kExitOk) {
+  if (!ReportBeforeCommit(
+          out, err, "kiln ingest",
+          absl::StrFormat("%s: ok, %d bytes, %d tensors -> %s\n", base::Escape(source),
+                          v.consumed(), v.directory().tensor_count(), base::Escape(a.out)))) {
     err << "kiln ingest: " << base::Escape(a.out) << ": not written (the report failed)\n";
     return kExitUsage;
   }

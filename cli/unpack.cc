@@ -230,9 +230,11 @@ int RunUnpack(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   if (const int code = WriteOutputs(parsed.value(), staged.fd(), target, err)) return code;
   // Reported before the rename, so exit 0 if and only if DIR was replaced.
-  out << absl::StrFormat("unpacked %d tensors into %s\n", parsed.value().tensor_count(),
-                         base::Escape(target));
-  if (FinishReport(out, err, "kiln unpack", kExitOk) != kExitOk) return kExitUsage;
+  if (!ReportBeforeCommit(out, err, "kiln unpack",
+                          absl::StrFormat("unpacked %d tensors into %s\n",
+                                          parsed.value().tensor_count(), base::Escape(target)))) {
+    return kExitUsage;
+  }
   if (!staged.Commit(a.replace)) {
     err << "kiln unpack: " << base::Escape(target) << ": " << base::Escape(staged.error()) << "\n";
     return kExitUsage;

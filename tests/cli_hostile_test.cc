@@ -226,13 +226,15 @@ TEST(CliHostile, IdleTimeoutFlagValues) {
 }
 
 // ---------------------------------------------------------------------------
-// Finding 3: the exit status alone says whether OUT (ingest) or DIR (unpack)
-// was committed. Before the fix the report was written after the rename:
+// Finding 3: the exit status alone says whether OUT (ingest, pack, convert)
+// or DIR (unpack) was committed. Before the fix the report was written after
+// the rename:
 // with stdout at /dev/full the run was exit 2 with OUT in place, and with
 // stdout closed exit 0 with the report lost.
 TEST(CliHostile, ExitStatusAloneSaysWhetherTheOutputWasCommitted) {
   TempDir tmp;
   WriteFile(tmp / "in.klnt", BigBlock(100'000));
+  WriteFile(tmp / "in.npy", BigNpy(100'000));
   struct Stdout {
     const char* name;
     int fd;  // -1 /dev/null, kClosed, or a descriptor
@@ -242,24 +244,36 @@ TEST(CliHostile, ExitStatusAloneSaysWhetherTheOutputWasCommitted) {
   ASSERT_GE(full, 0);
   const Stdout outs[] = {
       {"/dev/null", -1, 0}, {"/dev/full", full, 2}, {"closed", testing::kClosed, 2}};
+  struct Command {
+    const char* name;
+    std::string target;
+    std::vector<std::string> args;
+    bool stdin_block;
+  };
+  const Command commands[] = {
+      {"ingest", tmp / "out.klnt", {"ingest", tmp / "out.klnt"}, true},
+      {"unpack", tmp / "dir", {"unpack", tmp / "in.klnt", tmp / "dir"}, false},
+      {"pack", tmp / "p.klnt", {"pack", tmp / "p.klnt", "w=" + (tmp / "in.npy")}, false},
+      {"convert to safetensors",
+       tmp / "c.safetensors",
+       {"convert", tmp / "in.klnt", tmp / "c.safetensors"},
+       false},
+  };
   for (const Stdout& o : outs) {
-    for (const bool ingest : {true, false}) {
-      const std::string target = ingest ? tmp / "out.klnt" : tmp / "dir";
-      fs::remove_all(target);
-      const int in = ::open((tmp / "in.klnt").c_str(), O_RDONLY);
-      const Ran r = ingest ? RunKilnWith({"ingest", target}, in, o.fd)
-                           : RunKilnWith({"unpack", tmp / "in.klnt", target}, -1, o.fd);
-      ::close(in);
-      const char* command = ingest ? "ingest" : "unpack";
-      EXPECT_EQ(r.code(), o.want) << command << " stdout " << o.name << ": " << r.err;
+    for (const Command& c : commands) {
+      fs::remove_all(c.target);
+      const int in = c.stdin_block ? ::open((tmp / "in.klnt").c_str(), O_RDONLY) : -1;
+      const Ran r = RunKilnWith(c.args, in, o.fd);
+      if (in >= 0) ::close(in);
+      EXPECT_EQ(r.code(), o.want) << c.name << " stdout " << o.name << ": " << r.err;
       // Exit 0 if and only if the output is in place.
-      EXPECT_EQ(fs::exists(target), r.code() == 0) << command << " stdout " << o.name;
+      EXPECT_EQ(fs::exists(c.target), r.code() == 0) << c.name << " stdout " << o.name;
       if (o.want != 0) {
         EXPECT_NE(r.err.find("cannot write the output"), std::string::npos) << r.err;
       }
       for (const std::string& name : Entries(tmp.path())) {
         EXPECT_FALSE(name.starts_with(".kiln"))
-            << command << " stdout " << o.name << " left " << name;
+            << c.name << " stdout " << o.name << " left " << name;
       }
     }
   }

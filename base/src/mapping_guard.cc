@@ -14,9 +14,9 @@ namespace {
 // which is stored after them.
 enum GuardState : int { kFree, kClaimed, kListed };
 struct Guard {
-  std::atomic<int> state{kFree};
   std::uintptr_t begin = 0;
   std::uintptr_t end = 0;
+  std::atomic<int> state{kFree};
   std::atomic<int> cut{0};
 };
 Guard g_guards[kMaxGuardedMappings];
@@ -30,13 +30,14 @@ void OnBus(int sig, siginfo_t* info, void* context) {
   const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
   for (Guard& g : g_guards) {
     if (g.state.load() != kListed || addr < g.begin || addr >= g.end) continue;
-    const std::uintptr_t page = addr & ~(g_page.load() - 1);
+    const std::uintptr_t into_page = addr & (g_page.load() - 1);
+    const std::uintptr_t page = addr - into_page;
     // Zero pages over the rest of the mapping (the file ends before them):
     // the faulting read is redone on them. Readable and writable, as
     // PrivatizePrefix may be writing the page; it makes the mapping read-only
     // after.
-    void* const r = ::mmap(reinterpret_cast<void*>(page), g.end - page, PROT_READ | PROT_WRITE,
-                           MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* const r = ::mmap(static_cast<char*>(info->si_addr) - into_page, g.end - page,
+                           PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (r == MAP_FAILED) break;
     g.cut.store(1);
     if (g_process_guard.load()) g_any_cut.store(true);

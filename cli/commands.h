@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "flags.h"
 #include "kiln/base/escape.h"
 #include "kiln/directory.h"
 
@@ -21,6 +22,8 @@ inline constexpr int kExitUsage = 2;
 struct Options {
   bool json = false;
   ParseOptions parse;
+  // validate: a stream whose writer sends nothing this long is exit 2.
+  std::uint64_t idle_timeout_seconds = kDefaultIdleTimeoutSeconds;
   std::vector<std::string> files;
 };
 
@@ -60,6 +63,11 @@ struct StreamVerdict {
 // kiln to safetensors, GGUF to kiln.
 [[nodiscard]] int RunConvert(const std::vector<std::string>& args, std::ostream& out,
                              std::ostream& err);
+
+// kiln clean [--min-age SECONDS] [--dry-run] DIR: removes the kiln
+// temporaries in DIR whose process is gone (cli/clean.cc).
+[[nodiscard]] int RunClean(const std::vector<std::string>& args, std::ostream& out,
+                           std::ostream& err);
 
 }  // namespace kiln::cli
 

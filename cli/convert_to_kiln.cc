@@ -54,12 +54,13 @@ int WriteKiln(const std::vector<Item>& items, const std::string& out, std::strin
     }
   }
   if (const auto code = CheckBlockLength(writer, limits, "kiln convert", err)) return *code;
-  const int code = WriteBlockFile(writer, out, "kiln convert", true, err);
+  // Reported before the rename: exit 0 if and only if OUT is in place.
+  const int code = WriteBlockFile(writer, out, "kiln convert", true, err, [&] {
+    return ReportBeforeCommit(log, err, "kiln convert",
+                              absl::StrFormat("converted %d tensors from %s to kiln: %s\n",
+                                              items.size(), from, base::Escape(out)));
+  });
   progress.Finish();
-  if (code == kExitOk) {
-    log << absl::StrFormat("converted %d tensors from %s to kiln: %s\n", items.size(), from,
-                           base::Escape(out));
-  }
   return code;
 }
 

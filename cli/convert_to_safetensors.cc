@@ -70,12 +70,21 @@ int KilnToSafetensors(const std::string& in, const std::string& out, const Limit
   output.Write({reinterpret_cast<const std::uint8_t*>(h.data()), h.size()});
   for (const Tensor& t : tensors) WriteWithProgress(output, t.payload, &progress);
   progress.Finish();
-  if (!output.Commit()) {
+  if (!output.ok()) {
     err << "kiln convert: " << base::Escape(out) << ": " << output.error() << "\n";
     return kExitUsage;
   }
-  log << absl::StrFormat("converted %d tensors from kiln to safetensors: %s\n", tensors.size(),
-                         base::Escape(out));
+  // Reported before the rename: exit 0 if and only if OUT is in place.
+  if (!ReportBeforeCommit(log, err, "kiln convert",
+                          absl::StrFormat("converted %d tensors from kiln to safetensors: %s\n",
+                                          tensors.size(), base::Escape(out)))) {
+    err << "kiln convert: " << base::Escape(out) << ": not written (the report failed)\n";
+    return kExitUsage;
+  }
+  if (!output.Commit()) {
+    err << "kiln convert: " << base::Escape(out) << ": " << output.error() << "; not written\n";
+    return kExitUsage;
+  }
   return kExitOk;
 }
 

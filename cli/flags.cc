@@ -42,4 +42,19 @@ FlagParse ParseLimitFlag(const std::vector<std::string>& args, std::size_t* i, L
   return FlagParse::kParsed;
 }
 
+FlagParse ParseIdleTimeoutFlag(const std::vector<std::string>& args, std::size_t* i,
+                               std::uint64_t* seconds, std::string* error) {
+  if (args[*i] != "--idle-timeout") return FlagParse::kNotALimit;
+  // At most a day: the value becomes milliseconds for poll().
+  constexpr std::uint64_t kMaxSeconds = 86'400;
+  std::uint64_t n = 0;
+  if (*i + 1 >= args.size() || !ParseU64(args[*i + 1], &n) || n > kMaxSeconds) {
+    *error = "--idle-timeout needs SECONDS (0 to 86400; 0: no timeout)";
+    return FlagParse::kBadValue;
+  }
+  *seconds = n;
+  ++*i;
+  return FlagParse::kParsed;
+}
+
 }  // namespace kiln::cli

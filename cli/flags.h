@@ -4,6 +4,7 @@
 #define KILN_CLI_FLAGS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,17 @@ enum class FlagParse {
 // advances *i past the flag.
 [[nodiscard]] FlagParse ParseLimitFlag(const std::vector<std::string>& args, std::size_t* i,
                                        Limits* limits, std::string* error);
+
+// The default of --idle-timeout for `kiln validate` and `kiln ingest`: a
+// writer that sends nothing for this long is given up on (exit 2). What an
+// upload service would set: long enough for a slow client, short enough
+// that a stalled one cannot hold a worker forever.
+inline constexpr std::uint64_t kDefaultIdleTimeoutSeconds = 60;
+// --idle-timeout SECONDS (0: wait for ever): if args[*i] is it, stores the
+// value in *seconds and advances *i past the flag. kNotALimit when it is
+// another flag.
+[[nodiscard]] FlagParse ParseIdleTimeoutFlag(const std::vector<std::string>& args, std::size_t* i,
+                                             std::uint64_t* seconds, std::string* error);
 
 // A decimal u64, the whole of `text`.
 [[nodiscard]] bool ParseU64(std::string_view text, std::uint64_t* out);

@@ -13,10 +13,12 @@
 #include <span>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "commands.h"
 #include "flags.h"
 #include "kiln/base/escape.h"
 #include "output_file.h"
+#include "report.h"
 #include "stream_input.h"
 
 namespace kiln::cli {
@@ -36,13 +38,16 @@ constexpr std::uint64_t kWritebackBytes = std::uint64_t{16} << 20;
 
 constexpr std::string_view kIngestUsage =
     "usage: kiln ingest [--force] [--from FILE] [--max-block-bytes N[K|M|G|T]]\n"
-    "                   [--max-tensors N] [--max-name-bytes N] [--no-limits] OUT.klnt\n"
-    "defaults: --max-block-bytes 10G --max-tensors 100000 --max-name-bytes 1048576\n";
+    "                   [--max-tensors N] [--max-name-bytes N] [--no-limits]\n"
+    "                   [--idle-timeout SECONDS] OUT.klnt\n"
+    "defaults: --max-block-bytes 10G --max-tensors 100000 --max-name-bytes 1048576\n"
+    "          --idle-timeout 60 (0: wait for ever for the next byte)\n";
 
 struct IngestArgs {
   bool force = false;
   std::string from;  // empty: standard input
   std::string out;
+  std::uint64_t idle_timeout_seconds = kDefaultIdleTimeoutSeconds;
   Limits limits{kDefaultMaxTensors, kDefaultMaxNameBytes, kDefaultMaxBlockBytes};
 };
 
@@ -64,6 +69,11 @@ std::optional<int> ParseArgs(const std::vector<std::string>& args, IngestArgs* a
     } else if (arg == "--from") {
       if (i + 1 >= args.size()) return IngestUsage(err, "--from needs FILE");
       a->from = args[++i];
+    } else if (const FlagParse t = ParseIdleTimeoutFlag(args, &i, &a->idle_timeout_seconds, &why);
+               t == FlagParse::kBadValue) {
+      return IngestUsage(err, why);
+    } else if (t == FlagParse::kParsed) {
+      continue;
     } else if (const FlagParse f = ParseLimitFlag(args, &i, &a->limits, &why);
                f == FlagParse::kBadValue) {
       return IngestUsage(err, why);
@@ -108,7 +118,7 @@ int Ingest(int fd, std::span<const std::uint8_t> first, const IngestArgs& a, std
     o.io_error = "write failed";
   }
   if (o.io_error.empty() && v.status() == StreamStatus::kNeedMore) {
-    o = ReadStream(fd, v, write, err, "kiln ingest");
+    o = ReadStream(fd, v, write, err, "kiln ingest", a.idle_timeout_seconds);
   }
   o.status = v.status();
   if (!file.ok()) {
@@ -123,12 +133,21 @@ int Ingest(int fd, std::span<const std::uint8_t> first, const IngestArgs& a, std
     out << base::Escape(source) << ": " << v.error().ToString() << "\n";
     return kExitInvalid;
   }
-  if (!file.Commit()) {  // fsync, rename, fsync of the directory
-    err << "kiln ingest: " << base::Escape(a.out) << ": " << file.error() << "\n";
+  // The report is written and flushed before the rename, so the exit status
+  // alone says whether OUT was committed: 0 if and only if it was. A report
+  // that cannot be written (stdout on a full disk, or closed) is exit 2 with
+  // nothing committed; a rename that fails after the report is exit 2 too.
+  if (!ReportBeforeCommit(
+          out, err, "kiln ingest",
+          absl::StrFormat("%s: ok, %d bytes, %d tensors -> %s\n", base::Escape(source),
+                          v.consumed(), v.directory().tensor_count(), base::Escape(a.out)))) {
+    err << "kiln ingest: " << base::Escape(a.out) << ": not written (the report failed)\n";
     return kExitUsage;
   }
-  out << base::Escape(source) << ": ok, " << v.consumed() << " bytes, "
-      << v.directory().tensor_count() << " tensors -> " << base::Escape(a.out) << "\n";
+  if (!file.Commit()) {  // fsync, rename, fsync of the directory
+    err << "kiln ingest: " << base::Escape(a.out) << ": " << file.error() << "; not written\n";
+    return kExitUsage;
+  }
   return kExitOk;
 }
 

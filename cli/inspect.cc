@@ -161,6 +161,10 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   const Result<Directory> r = Parse(file.bytes(), options.parse);
+  if (file.cut()) {  // no verdict on the zeros a truncated file left
+    err << "kiln: " << base::Escape(path) << ": " << base::kInputCutMessage << "\n";
+    return kExitUsage;
+  }
   if (!r.ok()) {
     if (options.json) {
       out << "{\"file\": " << JsonString(path) << ", " << ErrorFields(r.error()) << "}\n";

@@ -1,26 +1,11 @@
 #include "json.h"
 
 #include "absl/strings/str_format.h"
-#include "kiln/utf8.h"
+#include "kiln/base/escape.h"
 
 namespace kiln::cli {
 
-std::string JsonString(std::string_view text) {
-  const bool utf8 = IsWellFormedUtf8(text);
-  std::string out = "\"";
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) {
-      absl::StrAppendFormat(&out, "\\u%04x", c);
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
+std::string JsonString(std::string_view text) { return "\"" + base::JsonEscape(text) + "\""; }
 
 std::string ErrorFields(const Error& e) {
   std::string out = absl::StrFormat(R"("ok": false, "class": "%s", "rule": "%s", "offset": %d)",

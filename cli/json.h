@@ -9,9 +9,10 @@
 
 namespace kiln::cli {
 
-// A JSON string literal, quotes included. Text that is not well-formed UTF-8
-// (a file name can be anything) has each byte >= 0x80 written as \u00XX, so
-// the output is always valid JSON.
+// A JSON string literal, quotes included, escaped by base::JsonEscape:
+// controls, bidi, zero-width, separator and tag characters as \uNNNN, a byte
+// that is not well-formed UTF-8 (a file name can be anything) as \udcNN
+// (PEP 383), so the output is always valid JSON and never ambiguous.
 [[nodiscard]] std::string JsonString(std::string_view text);
 
 // The members that describe a rejection, without braces:

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "kiln/base/mapping_guard.h"
 #include "kiln/base/output_file.h"
 #include "stream_input.h"
 
@@ -34,6 +35,11 @@ constexpr std::string_view kUsage = R"(usage:
                                     (or FILE), validate it as it arrives, and
                                     only if it is valid fsync and rename it to
                                     OUT (limits default to 10G, 100000 tensors)
+  kiln clean [--min-age SECONDS] [--dry-run] DIR
+                                    remove the temporaries (.kiln-tmp.PID.XXXXXX)
+                                    a killed kiln left in DIR: only those whose
+                                    process is gone, at least SECONDS old
+                                    (default 3600); never follows a link
   kiln convert IN OUT [--from FORMAT] [--to FORMAT]
                                     safetensors -> kiln, kiln -> safetensors,
                                     gguf -> kiln; FORMAT: kiln, safetensors,
@@ -50,6 +56,9 @@ options:
   --max-name-bytes N     reject (LIMIT H7) a name heap larger than N bytes
   --max-block-bytes N    reject (LIMIT H7) a block longer than N bytes
                          (N may end in K, M, G or T: 10G is 10 GiB)
+  --idle-timeout S       validate, ingest: give up (exit 2) on a stream
+                         whose writer sends nothing for S seconds
+                         (default 60; 0: wait for ever)
 
 Inputs must be regular files (a FIFO or device is refused, exit 2).
 
@@ -93,6 +102,7 @@ int Run(std::string_view command, const std::vector<std::string>& rest) {
   if (command == "unpack") return kiln::cli::RunUnpack(rest, std::cout, std::cerr);
   if (command == "convert") return kiln::cli::RunConvert(rest, std::cout, std::cerr);
   if (command == "ingest") return kiln::cli::RunIngest(rest, std::cout, std::cerr);
+  if (command == "clean") return kiln::cli::RunClean(rest, std::cout, std::cerr);
   kiln::cli::Options options;
   bool markdown = false;
   bool only_files = false;
@@ -109,6 +119,12 @@ int Run(std::string_view command, const std::vector<std::string>& rest) {
       markdown = true;
     } else if (arg == "--prefix") {
       options.parse.mode = kiln::Mode::kPrefix;
+    } else if (const auto t =
+                   kiln::cli::ParseIdleTimeoutFlag(rest, &i, &options.idle_timeout_seconds, &why);
+               t == kiln::cli::FlagParse::kBadValue) {
+      return Usage(why);
+    } else if (t == kiln::cli::FlagParse::kParsed) {
+      continue;
     } else if (const auto f = kiln::cli::ParseLimitFlag(rest, &i, &options.parse.limits, &why);
                f == kiln::cli::FlagParse::kBadValue) {
       return Usage(why);
@@ -130,9 +146,12 @@ int main(int argc, char** argv) {
   // A reader that goes away (kiln validate ... | head -1) is a failed write
   // of the report, exit 2 with a message, not a silent death by SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
-  // A temporary output (.kiln-XXXXXX) is removed when kiln is killed by
+  // A temporary output (.kiln-tmp.PID.XXXXXX) is removed when kiln is killed by
   // SIGINT, SIGTERM or SIGHUP; the signal is then re-raised.
   kiln::base::InstallSignalCleanup();
+  // An input truncated by another process while it is mapped is an I/O
+  // error (exit 2, nothing committed), not a death by SIGBUS.
+  kiln::base::InstallBusGuard();
   if (argc < 2) return Usage("missing command");
   const std::string_view command = argv[1];
   return Finish(command, Run(command, std::vector<std::string>(argv + 2, argv + argc)));

@@ -39,17 +39,31 @@ MappedFile::MappedFile(const std::string& path) {
     error_ = std::string("cannot map: ") + std::strerror(errno);
     return;
   }
+  // Guarded before the first byte is touched: PrivatizePrefix reads too.
+  guard_ = base::GuardMapping(map_, size_);
   if (const int err = base::PrivatizePrefix(map_, size_, &StablePrefixLength); err != 0) {
+    base::UnguardMapping(guard_);
+    guard_ = -1;
     ::munmap(map_, size_);
     map_ = nullptr;
     size_ = 0;
     error_ = std::string("cannot protect the mapping: ") + std::strerror(err);
     return;
   }
+  if (base::MappingCut(guard_)) {  // truncated before its header was read
+    base::UnguardMapping(guard_);
+    guard_ = -1;
+    ::munmap(map_, size_);
+    map_ = nullptr;
+    size_ = 0;
+    error_ = base::kInputCutMessage;
+    return;
+  }
   data_ = static_cast<const std::uint8_t*>(map_);
 }
 
 MappedFile::~MappedFile() {
+  base::UnguardMapping(guard_);
   if (map_ != nullptr) ::munmap(map_, size_);
 }
 

@@ -9,12 +9,18 @@
 // unpack and convert copy payloads once, and every size and offset comes from
 // the private copy, so a change there cannot make kiln crash or read out of
 // bounds; it can only make the output differ from the bytes that were checked.
+//
+// A file truncated while it is mapped does not kill kiln with SIGBUS: the
+// mapping is guarded (base/mapping_guard.h), its lost tail reads as zeros,
+// cut() turns true, and no output is committed (base::AnyMappingCut).
 #ifndef KILN_CLI_MAPPED_FILE_H_
 #define KILN_CLI_MAPPED_FILE_H_
 
 #include <cstdint>
 #include <span>
 #include <string>
+
+#include "kiln/base/mapping_guard.h"
 
 namespace kiln::cli {
 
@@ -32,11 +38,17 @@ class MappedFile {
   [[nodiscard]] bool ok() const { return error_.empty(); }
   [[nodiscard]] const std::string& error() const { return error_; }
   [[nodiscard]] std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+  // Whether the file was truncated (by another process) while it was mapped
+  // and a read past its new end found zeros instead of killing kiln with
+  // SIGBUS (base/mapping_guard.h). Whatever was read from bytes() is then
+  // not the file: the caller must report an I/O error, never a verdict.
+  [[nodiscard]] bool cut() const { return base::MappingCut(guard_); }
 
  private:
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
   void* map_ = nullptr;
+  int guard_ = -1;  // in base's table of guarded mappings
   std::string error_;
 };
 

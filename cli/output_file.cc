@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "commands.h"
+#include "report.h"
 
 namespace kiln::cli {
 namespace {
@@ -31,8 +32,16 @@ bool WriteWithProgress(OutputFile& file, std::span<const std::uint8_t> bytes, Pr
   return file.ok();
 }
 
+bool ReportBeforeCommit(std::ostream& out, std::ostream& err, std::string_view who,
+                        const std::string& line) {
+  out << line;
+  if (FinishReport(out, err, who, kExitOk) != kExitOk) return false;
+  err.flush();
+  return static_cast<bool>(err);
+}
+
 int WriteBlockFile(const BlockWriter& writer, const std::string& path, std::string_view who,
-                   bool input_fault, std::ostream& err) {
+                   bool input_fault, std::ostream& err, const std::function<bool()>& report) {
   OutputFile file(path);
   if (!file.ok()) {
     err << who << ": " << base::Escape(path) << ": " << file.error() << "\n";
@@ -48,8 +57,12 @@ int WriteBlockFile(const BlockWriter& writer, const std::string& path, std::stri
     err << who << ": cannot be stored in kiln: " << n.error().ToString() << "\n";
     return input_fault ? kExitInvalid : kExitUsage;
   }
+  if (report && !report()) {
+    err << who << ": " << base::Escape(path) << ": not written (the report failed)\n";
+    return kExitUsage;
+  }
   if (!file.Commit()) {
-    err << who << ": " << base::Escape(path) << ": " << file.error() << "\n";
+    err << who << ": " << base::Escape(path) << ": " << file.error() << "; not written\n";
     return kExitUsage;
   }
   return kExitOk;

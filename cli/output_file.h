@@ -5,6 +5,7 @@
 #define KILN_CLI_OUTPUT_FILE_H_
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -29,9 +30,19 @@ bool WriteWithProgress(OutputFile& file, std::span<const std::uint8_t> bytes, Pr
 // Writes a block to `path` through an OutputFile. Returns an exit code and
 // reports on `err`, prefixed by `who` ("kiln pack"): a rule the block
 // breaks is 1 when `input_fault` (the input cannot be represented in kiln),
-// else 2; an I/O error is 2.
+// else 2; an I/O error is 2. `report` (may be empty) writes the command's
+// success report once the block is written and before the rename: false
+// (the report could not be written) is 2 with nothing committed, so exit 0
+// alone says the file is in place.
 [[nodiscard]] int WriteBlockFile(const BlockWriter& writer, const std::string& path,
-                                 std::string_view who, bool input_fault, std::ostream& err);
+                                 std::string_view who, bool input_fault, std::ostream& err,
+                                 const std::function<bool()>& report = {});
+
+// Writes `line` to `out` and flushes it, and checks `err` (where a command
+// may have listed what it could not carry): true when both were written.
+// For the report a command writes before it commits its output.
+[[nodiscard]] bool ReportBeforeCommit(std::ostream& out, std::ostream& err, std::string_view who,
+                                      const std::string& line);
 
 }  // namespace kiln::cli
 

@@ -92,12 +92,14 @@ int RunPack(const std::vector<std::string>& all_args, std::ostream& out, std::os
     }
   }
   if (const auto code = CheckBlockLength(writer, limits, "kiln pack", err)) return *code;
-  const int code = WriteBlockFile(writer, args[0], "kiln pack", false, err);
+  // Reported before the rename: exit 0 if and only if OUT is in place.
+  const int code = WriteBlockFile(writer, args[0], "kiln pack", false, err, [&] {
+    return ReportBeforeCommit(
+        out, err, "kiln pack",
+        absl::StrFormat("packed %d tensors into %s\n", inputs.size(), base::Escape(args[0])));
+  });
   progress.Finish();
-  if (code == kExitOk) {
-    out << absl::StrFormat("packed %d tensors into %s\n", inputs.size(), base::Escape(args[0]));
-  }
-  return FinishReport(out, err, "kiln pack", code);
+  return code;
 }
 
 }  // namespace kiln::cli

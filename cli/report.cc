@@ -2,13 +2,21 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 #include <string>
 
 #include "commands.h"
+#include "stream_input.h"
 
 namespace kiln::cli {
 
 int FinishReport(std::ostream& out, std::ostream& err, std::string_view who, int status) {
+  if (&out == &std::cout && StandardOutputClosed()) {
+    // Written to the /dev/null GuardStandardDescriptors put there: lost.
+    err << who << ": cannot write the output: standard output is closed\n";
+    err.flush();
+    return kExitUsage;
+  }
   const bool failed_before = !out;
   errno = 0;
   out.flush();

@@ -11,6 +11,8 @@ namespace kiln::cli {
 // Flushes `out`. When that or any earlier write to it failed, says so on
 // `err` ("kiln validate: cannot write the output: No space left on device",
 // best effort) and returns kExitUsage (2); otherwise returns `status`.
+// Standard output that kiln found closed at startup counts as a failed
+// write ("standard output is closed").
 [[nodiscard]] int FinishReport(std::ostream& out, std::ostream& err, std::string_view who,
                                int status);
 

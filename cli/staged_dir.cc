@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "kiln/base/mapping_guard.h"
 #include "kiln/base/output_file.h"
 
 namespace kiln::cli {
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 
 // mkdtemp in `parent`; empty with errno set on failure.
 std::string MakeTempDirectory(const std::string& parent) {
-  std::string name = parent + "/.kiln-XXXXXX";
+  const std::string name = base::TemporaryTemplate(parent);
   std::vector<char> buffer(name.begin(), name.end());
   buffer.push_back('\0');
   if (::mkdtemp(buffer.data()) == nullptr) return "";
@@ -98,6 +99,10 @@ bool StagedDirectory::Fail(const std::string& what, int error_number) {
 
 bool StagedDirectory::Commit(bool replace) {
   if (!ok()) return false;
+  if (base::AnyMappingCut()) {  // the files were copied from an input that changed
+    error_ = base::kInputCutMessage;
+    return false;
+  }
   // Every file written inside is on disk before the directory appears.
   if (::syncfs(fd_) != 0) return Fail("syncfs", errno);
   const mode_t mask = ::umask(0);

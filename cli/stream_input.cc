@@ -25,24 +25,38 @@ void MakeBlocking(int fd) {
   if (flags >= 0 && (flags & O_NONBLOCK) != 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 }
 
-// read() that retries on EINTR and waits (poll) on EAGAIN. Returns the
-// count, 0 at end of file, -1 with errno set on an error.
-ssize_t ReadSome(int fd, std::uint8_t* buf, std::size_t n) {
+// read() that retries on EINTR and waits (poll) while there is nothing to
+// read, at most `timeout_ms` (-1: no limit) each time. Returns the count, 0
+// at end of file, -1 with errno set on an error (ETIMEDOUT: the wait ran
+// out).
+ssize_t ReadSome(int fd, std::uint8_t* buf, std::size_t n, int timeout_ms) {
   while (true) {
+    // Readable (data, end of file or an error) before read() can block.
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, timeout_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return -1;
+    if (ready == 0) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
     const ssize_t got = ::read(fd, buf, n);
     if (got >= 0) return got;
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return -1;
+    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+    return -1;
   }
 }
 
 }  // namespace
 
 StreamOutcome ReadStream(int fd, StreamValidator& v, const StreamSink& sink, std::ostream& err,
-                         const std::string& label) {
+                         const std::string& label, std::uint64_t idle_timeout_seconds) {
   MakeBlocking(fd);
+  // ParseIdleTimeoutFlag bounds the value to a day: it fits an int.
+  const int timeout_ms =
+      idle_timeout_seconds == 0
+          ? -1
+          : static_cast<int>(std::min<std::uint64_t>(idle_timeout_seconds, 86'400) * 1000);
   const auto buf = std::make_unique_for_overwrite<std::uint8_t[]>(kStreamReadBytes);
   std::optional<Progress> progress;
   StreamOutcome outcome;
@@ -50,7 +64,12 @@ StreamOutcome ReadStream(int fd, StreamValidator& v, const StreamSink& sink, std
     const std::uint64_t want = v.bytes_to_checkpoint();
     if (want == 0) break;  // settled (prefix mode stops at the block's end)
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(want, kStreamReadBytes));
-    const ssize_t got = ReadSome(fd, buf.get(), n);
+    const ssize_t got = ReadSome(fd, buf.get(), n, timeout_ms);
+    if (got < 0 && errno == ETIMEDOUT) {
+      outcome.io_error =
+          absl::StrFormat("no data for %d s (--idle-timeout); gave up", idle_timeout_seconds);
+      return outcome;
+    }
     if (got < 0) {
       outcome.io_error = std::string("read: ") + std::strerror(errno);
       return outcome;
@@ -126,6 +145,7 @@ std::optional<std::vector<std::uint8_t>> PrepareStream(const base::InputFile& in
 
 namespace {
 bool g_stdin_closed = false;
+bool g_stdout_closed = false;
 }  // namespace
 
 void GuardStandardDescriptors() {
@@ -134,10 +154,12 @@ void GuardStandardDescriptors() {
     // open() returns the lowest free descriptor: this one.
     const int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
     if (fd == 0) g_stdin_closed = true;
+    if (fd == 1) g_stdout_closed = true;
     if (opened != fd && opened >= 0) ::close(opened);
   }
 }
 
 bool StandardInputClosed() { return g_stdin_closed; }
+bool StandardOutputClosed() { return g_stdout_closed; }
 
 }  // namespace kiln::cli

@@ -33,16 +33,22 @@ struct StreamOutcome {
 // kStreamReadBytes at a time. In whole mode, reads until end of file (a
 // byte after the block is FRAME H8). Clears O_NONBLOCK on `fd` (and polls
 // if the descriptor is non-blocking anyway). Shows progress on `err` when
-// it is a terminal and the block is large.
+// it is a terminal and the block is large. A writer that sends nothing for
+// `idle_timeout_seconds` (0: no limit) is an I/O error ("no data for 60 s
+// (--idle-timeout)"), so a stalled writer cannot keep kiln waiting.
 [[nodiscard]] StreamOutcome ReadStream(int fd, StreamValidator& v, const StreamSink& sink,
-                                       std::ostream& err, const std::string& label);
+                                       std::ostream& err, const std::string& label,
+                                       std::uint64_t idle_timeout_seconds);
 
 // Called first thing in main: a descriptor 0, 1 or 2 the caller left closed
 // is opened on /dev/null, so no file kiln opens (an output's temporary file)
 // can become "standard input" or "standard output" by accident. Standard
-// input that was closed is remembered: reading it is an I/O error.
+// input that was closed is remembered: reading it is an I/O error; so is
+// standard output: a report written to it is a report that cannot be
+// written (FinishReport).
 void GuardStandardDescriptors();
 [[nodiscard]] bool StandardInputClosed();
+[[nodiscard]] bool StandardOutputClosed();
 
 // Makes an input opened with base::InputFile (O_NONBLOCK) ready to be read
 // as a stream: a regular file or a socket as it is; a FIFO once it has a

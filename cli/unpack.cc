@@ -25,6 +25,7 @@
 #include "commands.h"
 #include "flags.h"
 #include "kiln/base/escape.h"
+#include "kiln/base/mapping_guard.h"
 #include "kiln/directory.h"
 #include "kiln/formats/npy.h"
 #include "mapped_file.h"
@@ -67,27 +68,11 @@ std::string FileName(std::uint32_t i, bool npy) {
   return absl::StrFormat("tensor-%05d.%s", i, npy ? "npy" : "bin");
 }
 
-// One TSV field: a backslash as "\\", and tabs, newlines and every other C0
-// or C1 control character or DEL as \xNN (a C1 character's two UTF-8 bytes
-// as \xc2\xNN), so a field is one line without tabs and reads back exactly.
-std::string TsvField(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const bool c1 = c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
-                    static_cast<unsigned char>(s[i + 1]) <= 0x9f;
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c < 0x20 || c == 0x7f) {
-      absl::StrAppendFormat(&out, "\\x%02x", c);
-    } else if (c1) {
-      absl::StrAppendFormat(&out, "\\xc2\\x%02x", static_cast<unsigned char>(s[++i]));
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
+// One TSV field: base::Escape, so a tab or newline in a name (\x09, \x0a)
+// can forge neither a column nor a row, and a name reads as the terminal
+// reports show it (a backslash "\\"; C0, DEL and bytes that are not UTF-8
+// "\xNN"; C1, bidi, zero-width, separator and tag characters "\u{NNNN}").
+std::string TsvField(std::string_view s) { return base::Escape(s); }
 
 std::string QuantField(const Quantization& q) {
   if (q.scheme == QuantScheme::kNone) return "-";
@@ -119,6 +104,7 @@ std::string WriteNew(int dirfd, const std::string& name, std::span<const std::ui
   if (e == 0) e = WriteAll(f.fd, body, progress);
   if (::close(f.fd) != 0 && e == 0) e = errno;
   f.fd = -1;
+  if (e == EFAULT) return name + ": " + base::kInputCutMessage;  // the source was cut short
   return e == 0 ? "" : name + ": " + std::strerror(e);
 }
 
@@ -245,13 +231,17 @@ int RunUnpack(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return kExitUsage;
   }
   if (const int code = WriteOutputs(parsed.value(), staged.fd(), target, err)) return code;
+  // Reported before the rename, so exit 0 if and only if DIR was replaced.
+  if (!ReportBeforeCommit(out, err, "kiln unpack",
+                          absl::StrFormat("unpacked %d tensors into %s\n",
+                                          parsed.value().tensor_count(), base::Escape(target)))) {
+    return kExitUsage;
+  }
   if (!staged.Commit(a.replace)) {
     err << "kiln unpack: " << base::Escape(target) << ": " << base::Escape(staged.error()) << "\n";
     return kExitUsage;
   }
-  out << absl::StrFormat("unpacked %d tensors into %s\n", parsed.value().tensor_count(),
-                         base::Escape(target));
-  return FinishReport(out, err, "kiln unpack", kExitOk);
+  return kExitOk;
 }
 
 }  // namespace kiln::cli

@@ -26,7 +26,7 @@ StreamVerdict ValidateStream(int fd, const std::string& name, const Options& opt
   if (v.status() == StreamStatus::kNeedMore) {
     const StreamOutcome o = ReadStream(
         fd, v, [](std::span<const std::uint8_t>) { return true; }, err,
-        "kiln validate " + base::Escape(name));
+        "kiln validate " + base::Escape(name), options.idle_timeout_seconds);
     if (!o.io_error.empty()) {
       verdict.io_error = o.io_error;
       return verdict;
@@ -60,6 +60,7 @@ StreamVerdict ValidateMapped(const std::string& path, const Options& options) {
   const MappedFile file(path);
   if (!file.ok()) return IoError(file.error());
   const Result<Directory> r = Parse(file.bytes(), options.parse);
+  if (file.cut()) return IoError(base::kInputCutMessage);  // no verdict on zeros
   StreamVerdict verdict;
   if (!r.ok()) verdict.error = r.error();
   return verdict;

@@ -44,13 +44,17 @@ inline Outcome RunKiln(const std::string& args, const std::string& redirects,
 
 // For a test that forks kiln itself (to hold a pipe end, or to run it with
 // no shell in between): in the child, makes `in`, `out` and `err` its
-// standard descriptors (-1: /dev/null) and executes KILN_BINARY with `args`.
-// Never returns; exit status 127 if the exec fails.
+// standard descriptors (-1: /dev/null, kClosed: left closed) and executes
+// KILN_BINARY with `args`. Never returns; exit status 127 if the exec fails.
+inline constexpr int kClosed = -2;
 [[noreturn]] inline void ExecKiln(const std::vector<std::string>& args, int in, int out, int err) {
   const int null = ::open("/dev/null", O_RDWR);
   ::dup2(in >= 0 ? in : null, STDIN_FILENO);
   ::dup2(out >= 0 ? out : null, STDOUT_FILENO);
   ::dup2(err >= 0 ? err : null, STDERR_FILENO);
+  if (in == kClosed) ::close(STDIN_FILENO);
+  if (out == kClosed) ::close(STDOUT_FILENO);
+  if (err == kClosed) ::close(STDERR_FILENO);
   std::vector<char*> argv{const_cast<char*>(KILN_BINARY)};
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

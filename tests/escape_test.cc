@@ -130,6 +130,79 @@ TEST(Quoted, QuoteInsideIsEscapedAndTheCutKept) {
   EXPECT_EQ(Quoted(std::string(100, 'n')), "\"" + std::string(64, 'n') + "...\"");
 }
 
+// JsonEscape: the same categories as Escape, in JSON's own escapes (finding:
+// --json passed C1, bidi, separator and tag characters through raw, and
+// wrote a byte that is not UTF-8 as \u00NN, the same as the character).
+std::vector<EscapeRow> JsonRows() {
+  return {
+      {"Ascii", "model.layers.0.weight", "model.layers.0.weight"},
+      {"LatinCjkEmoji", "caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80",
+       "caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80"},
+      {"QuoteBackslash", "a\"b\\c", "a\\\"b\\\\c"},
+      {"TabNewline", "a\tb\nc", "a\\u0009b\\u000ac"},
+      {"Nul", std::string("a\0b", 3), "a\\u0000b"},
+      {"EscapeDel", "\x1b[31m\x7f", "\\u001b[31m\\u007f"},
+      {"C1Nel",
+       "a\xc2\x85"
+       "b",
+       "a\\u0085b"},
+      {"C1Csi", "\xc2\x9b", "\\u009b"},
+      {"RightToLeftOverride",
+       "abc\xe2\x80\xae"
+       "fdp.exe",
+       "abc\\u202efdp.exe"},
+      {"LeftToRightIsolate", "\xe2\x81\xa6x\xe2\x81\xa9", "\\u2066x\\u2069"},
+      {"ArabicLetterMark", "\xd8\x9c", "\\u061c"},
+      {"LineParagraphSeparator", "\xe2\x80\xa8\xe2\x80\xa9", "\\u2028\\u2029"},
+      {"ZeroWidthJoinerAndBom", "\xe2\x80\x8d\xef\xbb\xbf", "\\u200d\\ufeff"},
+      {"TagA", "\xf3\xa0\x81\x81", "\\udb40\\udc41"},
+      {"TagFirstLast", "\xf3\xa0\x80\x80\xf3\xa0\x81\xbf", "\\udb40\\udc00\\udb40\\udc7f"},
+      // Bytes that are not well-formed UTF-8: PEP 383's lone surrogates.
+      {"LoneLatin1Byte", "caf\xe9", "caf\\udce9"},
+      {"TruncatedSequence", "\xc3", "\\udcc3"},
+      {"Overlong", "\xc0\xaf", "\\udcc0\\udcaf"},
+      {"EncodedSurrogate", "\xed\xa0\x80", "\\udced\\udca0\\udc80"},
+      {"MixedValidAndInvalid", "\xc3\xa9\xe9", "\xc3\xa9\\udce9"},
+  };
+}
+
+class JsonEscapeTest : public ::testing::TestWithParam<EscapeRow> {};
+
+TEST_P(JsonEscapeTest, MakesItVisible) { EXPECT_EQ(JsonEscape(GetParam().in), GetParam().want); }
+
+INSTANTIATE_TEST_SUITE_P(Categories, JsonEscapeTest, ::testing::ValuesIn(JsonRows()),
+                         [](const auto& info) { return info.param.label; });
+
+// The byte 0xE9 and the character U+00E9 never look the same.
+TEST(JsonEscape, IsUnambiguous) {
+  EXPECT_NE(JsonEscape("\xe9"), JsonEscape("\xc3\xa9"));
+  EXPECT_NE(JsonEscape("\xe9"), JsonEscape("\\udce9"));
+  EXPECT_NE(JsonEscape("\xc2\x85"), JsonEscape("\\u0085"));
+}
+
+// Output is printable ASCII plus well-formed UTF-8 of characters that are
+// not hidden, whatever the input (every 1- and 2-byte input), and never a
+// raw quote.
+TEST(JsonEscape, OutputIsAlwaysSafe) {
+  for (int a = 0; a < 256; ++a) {
+    for (int b = 0; b < 256; ++b) {
+      const std::string in = {static_cast<char>(a), static_cast<char>(b)};
+      const std::string out = JsonEscape(in);
+      const Bytes bytes(reinterpret_cast<const std::uint8_t*>(out.data()), out.size());
+      ASSERT_FALSE(FirstInvalidUtf8(bytes).has_value()) << a << "," << b;
+      ASSERT_EQ(Escape(out).find("\\u{"), std::string::npos) << a << "," << b;
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        const auto u = static_cast<unsigned char>(out[i]);
+        ASSERT_TRUE(u >= 0x20 && u != 0x7f) << a << "," << b;
+        if (out[i] == '\\')
+          ++i;  // an escape: its next character is not a quote that ends
+        else
+          ASSERT_NE(out[i], '"') << a << "," << b;
+      }
+    }
+  }
+}
+
 TEST(DecodeUtf8At, CodePoints) {
   const std::string s = "a\xc3\xa9\xe2\x80\xae\xf3\xa0\x81\x81";
   const Bytes b(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());

@@ -69,6 +69,34 @@ std::string Escape(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+std::string JsonEscape(std::string_view text) {
+  const Bytes bytes(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  std::string out;
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    const std::optional<Utf8Sequence> s = DecodeUtf8At(bytes, i);
+    if (!s) {  // never ASCII: every byte below 0x80 is well-formed
+      absl::StrAppendFormat(&out, "\\udc%02x", bytes[i]);
+      ++i;
+      continue;
+    }
+    const std::uint32_t cp = s->code_point;
+    if (cp == '"' || cp == '\\') {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp < 0x20 || cp == 0x7F || (Hidden(cp) && cp <= 0xFFFF)) {
+      absl::StrAppendFormat(&out, "\\u%04x", cp);
+    } else if (Hidden(cp)) {  // above U+FFFF: a surrogate pair
+      const std::uint32_t v = cp - 0x10000;
+      absl::StrAppendFormat(&out, "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+    } else {
+      out += text.substr(i, s->length);
+    }
+    i += s->length;
+  }
+  return out;
+}
+
 std::string Quoted(std::string_view text, std::size_t max_bytes) {
   const std::string escaped = Escape(text, max_bytes);
   std::string out;

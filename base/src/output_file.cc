@@ -17,12 +17,10 @@
 #include <vector>
 
 #include "kiln/base/input_file.h"
+#include "kiln/base/mapping_guard.h"
 
 namespace kiln::base {
 namespace {
-
-// Short and fixed-length: mkstemp replaces the six X.
-constexpr char kTempName[] = "/.kiln-XXXXXX";
 
 mode_t CreateMode() {
   const mode_t mask = ::umask(0);
@@ -111,6 +109,11 @@ void RemoveListedTemporaries() {
 }
 
 void InstallSignalCleanup() {
+  // A file-size limit (ulimit -f, RLIMIT_FSIZE) would otherwise end kiln by
+  // SIGXFSZ mid-write, with its temporary still there; ignored, the write
+  // fails with EFBIG and takes the ordinary error path (exit 2, temporary
+  // removed).
+  (void)::signal(SIGXFSZ, SIG_IGN);
   for (const int sig : kCleanupSignals) {
     struct sigaction old {};
     if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
@@ -131,6 +134,33 @@ SignalsHeld::SignalsHeld() {
 
 SignalsHeld::~SignalsHeld() { (void)::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
 
+std::string TemporaryTemplate(const std::string& directory) {
+  std::string name = directory + "/" + kTemporaryPrefix + std::to_string(::getpid()) + ".XXXXXX";
+  if (name.starts_with("//")) name.erase(0, 1);
+  return name;
+}
+
+std::optional<long> TemporaryNamePid(std::string_view name) {
+  if (!name.starts_with(kTemporaryPrefix)) return std::nullopt;
+  name.remove_prefix(std::string_view(kTemporaryPrefix).size());
+  const std::size_t dot = name.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot > 10 || name[0] == '0') return std::nullopt;
+  long pid = 0;
+  for (const char c : name.substr(0, dot)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    pid = pid * 10 + (c - '0');  // at most 10 digits: fits a long
+  }
+  const std::string_view random = name.substr(dot + 1);
+  // mkstemp's and mkdtemp's six characters: letters and digits.
+  if (random.size() != 6) return std::nullopt;
+  for (const char c : random) {
+    const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!alnum) return std::nullopt;
+  }
+  if (pid > 0x7fffffff) return std::nullopt;
+  return pid;
+}
+
 std::string DirectoryOf(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -141,8 +171,7 @@ std::string DirectoryOf(const std::string& path) {
 OutputFile::OutputFile(std::string path, Replace replace)
     : path_(std::move(path)), replace_(replace) {
   if (RefuseSpecialTarget()) return;
-  std::string name = DirectoryOf(path_) + kTempName;
-  if (name.starts_with("//")) name.erase(0, 1);
+  const std::string name = TemporaryTemplate(DirectoryOf(path_));
   std::vector<char> buffer(name.begin(), name.end());
   buffer.push_back('\0');
   int e = 0;
@@ -196,7 +225,10 @@ bool OutputFile::Fail(const char* what, int error_number) {
 
 bool OutputFile::Write(std::span<const std::uint8_t> bytes) {
   if (!ok()) return false;
-  if (const int e = WriteAll(fd_, bytes)) return Fail("write", e);
+  if (const int e = WriteAll(fd_, bytes)) {
+    // The kernel could not read the source: a mapped input cut short.
+    return Fail(e == EFAULT ? kInputCutMessage : "write", e);
+  }
   return true;
 }
 
@@ -206,6 +238,9 @@ void OutputFile::StartWriteback() {
 
 bool OutputFile::Commit() {
   if (!ok()) return false;
+  // An input mapping was cut short while this process read it (another
+  // process truncated the file): what was written is not the input.
+  if (AnyMappingCut()) return Fail(kInputCutMessage, EIO);
   if (::fsync(fd_) != 0) return Fail("fsync", errno);
   const int fd = fd_;
   fd_ = -1;

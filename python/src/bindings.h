@@ -33,6 +33,9 @@ ParseOptions MakeOptions(std::optional<std::uint64_t> max_tensors,
 // thread (finding F4): it is parsed with the GIL held. Other processes
 // writing shared memory behind such a buffer are the caller's contract.
 bool ParsesWithoutGil(py::handle source);  // mapping.cc
+// Raises OSError(EIO) when `source` is (a view of) a _kiln.Mapping whose file
+// was found truncated while kiln read it (mapping.cc).
+void RaiseIfMappingCut(py::handle source);
 
 void BindMapping(py::module_& m);  // mapping.cc: _kiln.Mapping
 void BindPinned(py::module_& m);   // pinned.cc: _kiln.Pinned

@@ -3,6 +3,14 @@
 // (kiln/base/private_prefix.h), so other processes writing the file cannot
 // change them while they are parsed; payload bytes can still change. NumPy arrays made from it hold
 // a reference to it, so the mapping lives until the last of them is gone; it is unmapped then.
+//
+// A file truncated by another process while it is mapped: the calls kiln
+// itself runs on the mapping (mapping it, parse, StreamValidator.feed) run
+// under base::BusGuardScope and raise OSError(EIO, "an input file was
+// truncated ...") instead of dying of SIGBUS (RaiseIfMappingCut). The lost
+// tail then reads as zeros for every view. A view read by NumPy outside those
+// calls, past the file's new end, raises SIGBUS as for numpy.memmap: the
+// process dies unless a handler is installed.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -18,6 +26,7 @@
 
 #include "bindings.h"
 #include "buffer_view.h"
+#include "kiln/base/mapping_guard.h"
 #include "kiln/base/private_prefix.h"
 #include "kiln/stable_prefix.h"
 
@@ -49,10 +58,14 @@ class Mapping {
     }
   }
   ~Mapping() {
+    base::UnguardMapping(guard_);
     if (data_ != nullptr) munmap(data_, size_);
   }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
+
+  // Whether the file was found truncated while kiln read the mapping.
+  [[nodiscard]] bool cut() const { return base::MappingCut(guard_); }
 
   [[nodiscard]] std::span<const std::uint8_t> bytes() const {
     if (data_ == nullptr) return {};
@@ -95,21 +108,49 @@ class Mapping {
       err = errno;
       return "cannot map";
     }
-    if (const int e = base::PrivatizePrefix(p, size, &StablePrefixLength); e != 0) {
+    int e = 0;
+    {
+      const base::BusGuardScope guard;  // the file may already be shorter
+      guard_ = base::GuardMapping(p, size);
+      e = base::PrivatizePrefix(p, size, &StablePrefixLength);
+    }
+    if (e == 0 && base::MappingCut(guard_)) e = EIO;
+    if (e != 0) {
+      base::UnguardMapping(guard_);
+      guard_ = -1;
       munmap(p, size);
       err = e;
-      return "cannot protect the mapping";
+      return e == EIO ? base::kInputCutMessage : "cannot protect the mapping";
     }
     data_ = p;
     size_ = size;
     return nullptr;
   }
 
+  int guard_ = -1;  // in base's table of guarded mappings
   void* data_ = nullptr;
   std::size_t size_ = 0;
 };
 
 }  // namespace
+
+namespace {
+const Mapping* MappingOf(py::handle source) {
+  PyObject* exporter = source.ptr();
+  while (exporter != nullptr && PyMemoryView_Check(exporter)) {
+    exporter = PyMemoryView_GET_BUFFER(exporter)->obj;
+  }
+  if (exporter == nullptr || !py::isinstance<Mapping>(py::handle(exporter))) return nullptr;
+  return py::handle(exporter).cast<const Mapping*>();
+}
+}  // namespace
+
+void RaiseIfMappingCut(py::handle source) {
+  const Mapping* m = MappingOf(source);
+  if (m == nullptr || !m->cut()) return;
+  PyErr_SetObject(PyExc_OSError, py::make_tuple(EIO, base::kInputCutMessage).ptr());
+  throw py::error_already_set();
+}
 
 bool ParsesWithoutGil(py::handle source) {
   PyObject* exporter = source.ptr();

@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "buffer_view.h"
+#include "kiln/base/mapping_guard.h"
 #include "kiln/directory.h"
 #include "kiln/dtype.h"
 
@@ -45,14 +46,19 @@ py::tuple ParseBuffer(const py::object& source, std::optional<std::uint64_t> max
   const ParseOptions options = MakeOptions(max_tensors, max_block_bytes, max_name_bytes, prefix);
   const std::span<const std::uint8_t> bytes = view.bytes();
   std::optional<Result<Directory>> parsed;
-  if (ParsesWithoutGil(source)) {
-    py::gil_scoped_release unlocked;
-    parsed.emplace(Parse(bytes, options));
-  } else {
-    // Any other buffer, read-only views included, keeps the GIL: no Python
-    // thread may change the bytes while they are checked (F4).
-    parsed.emplace(Parse(bytes, options));
+  {
+    // A mapped file truncated meanwhile: zeros, and OSError below, not SIGBUS.
+    const base::BusGuardScope guard;
+    if (ParsesWithoutGil(source)) {
+      py::gil_scoped_release unlocked;
+      parsed.emplace(Parse(bytes, options));
+    } else {
+      // Any other buffer, read-only views included, keeps the GIL: no Python
+      // thread may change the bytes while they are checked (F4).
+      parsed.emplace(Parse(bytes, options));
+    }
   }
+  RaiseIfMappingCut(source);  // no verdict on the zeros of a truncated file
   if (!parsed->ok()) RaiseKilnError(parsed->error());
   const Directory& dir = parsed->value();
   const HeaderInfo& h = dir.header();

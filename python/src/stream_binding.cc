@@ -16,6 +16,7 @@
 
 #include "bindings.h"
 #include "buffer_view.h"
+#include "kiln/base/mapping_guard.h"
 #include "kiln/stream.h"
 
 namespace kiln::python {
@@ -36,11 +37,13 @@ class PyStreamValidator {
     {
       // Hold the GIL unless the chunk cannot change (bytes, a Mapping): no
       // Python thread may change it while it is read (F4).
+      const base::BusGuardScope guard;  // a mapped chunk truncated meanwhile
       std::optional<py::gil_scoped_release> unlocked;
       if (ParsesWithoutGil(chunk)) unlocked.emplace();
       const std::lock_guard<std::mutex> lock(mu_);
       status = validator_.Feed(view.bytes());
     }
+    RaiseIfMappingCut(chunk);
     return Check(status);
   }
 

@@ -32,6 +32,23 @@ inline constexpr std::size_t kNoCut = std::numeric_limits<std::size_t>::max();
 // written \x22, so a name in a message shows where it ends: `"a\x22b"`.
 [[nodiscard]] std::string Quoted(std::string_view text, std::size_t max_bytes = 64);
 
+// `text` as the inside of a JSON string literal (RFC 8259; no quotes), by
+// the same classification as Escape:
+//   " and backslash        \" and two backslashes
+//   C0 controls, DEL       \u00NN
+//   C1 controls, bidi controls, zero-width characters, U+2028, U+2029, tag
+//   characters (the characters Escape writes \u{NNNN})
+//                          \uNNNN, as a UTF-16 surrogate pair above U+FFFF
+//                          (U+E0041 is \udb40\udc41)
+//   a byte that is not part of well-formed UTF-8 (a file name can hold any
+//   byte)                  \udcNN: the lone low surrogate U+DC00 + byte, as
+//                          Python's "surrogateescape" decodes it (PEP 383), so
+//                          os.fsencode(json.loads(s)) gives the bytes back and
+//                          the byte 0xE9 (\udce9) never looks like the
+//                          character U+00E9 (which is copied as it is)
+// Every other well-formed character is copied unchanged (UTF-8).
+[[nodiscard]] std::string JsonEscape(std::string_view text);
+
 }  // namespace kiln::base
 
 #endif  // KILN_BASE_ESCAPE_H_

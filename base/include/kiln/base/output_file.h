@@ -1,9 +1,10 @@
 // The one way kiln writes an output file.
 //
-// OutputFile creates a fresh file with a short random name (".kiln-XXXXXX",
-// mkstemp: O_CREAT | O_EXCL, so never an existing file, never through a
-// symlink or a hard link) in the target's directory, and Commit() fsyncs it
-// and renames it over the target. So:
+// OutputFile creates a fresh file with a short random name
+// (".kiln-tmp.PID.XXXXXX", PID the creating process, XXXXXX six random
+// letters and digits; mkstemp: O_CREAT | O_EXCL, so never an existing file,
+// never through a symlink or a hard link) in the target's directory, and
+// Commit() fsyncs it and renames it over the target. So:
 // - the target path is never opened for writing: a symlink or hard link
 //   planted there is replaced, the file it points to is untouched;
 // - a failed or abandoned write (full disk, error, destructor without
@@ -11,11 +12,17 @@
 //   contents, or stays absent;
 // - an output may replace an input that is memory-mapped: the input's inode
 //   is never truncated;
-// - the temporary name does not grow with the target's, so any name the
-//   file system accepts for the target works;
+// - the temporary name does not grow with the target's (at most 30 bytes),
+//   so any name the file system accepts for the target works;
+// - one a SIGKILL leaves behind is recognisable by its name, which says
+//   which process made it (TemporaryNamePid; `kiln clean` removes those
+//   whose process is gone);
 // - a target that exists and is neither a regular file nor a symlink (a
 //   FIFO, device, socket or directory) is refused before anything is
 //   created: "exists and is not a regular file (a FIFO)";
+// - in a program that installed base::InstallBusGuard(), Commit() refuses
+//   (EIO) once any mapped input was truncated under the process
+//   (mapping_guard.h): the bytes written were not the input's;
 // - with Replace::kNever, Commit() never replaces a target, even one created
 //   while the file was being written (renameat2 RENAME_NOREPLACE, or link()
 //   then unlink() where the file system lacks it): "exists (use --force to
@@ -29,8 +36,10 @@
 #include <signal.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace kiln::base {
 
@@ -76,6 +85,17 @@ class OutputFile {
   std::string error_;
 };
 
+// Every temporary file and staging directory kiln creates is named
+// kTemporaryPrefix + PID + "." + six random letters or digits:
+// ".kiln-tmp.4242.a1B2c3".
+inline constexpr char kTemporaryPrefix[] = ".kiln-tmp.";
+// DIRECTORY/.kiln-tmp.<this process's PID>.XXXXXX: a template for mkstemp
+// or mkdtemp.
+[[nodiscard]] std::string TemporaryTemplate(const std::string& directory);
+// The PID in `name` if it is exactly such a name (a decimal PID without a
+// leading zero, at most 2^31-1; then six letters or digits), else nullopt.
+[[nodiscard]] std::optional<long> TemporaryNamePid(std::string_view name);
+
 // The directory part of `path` ("." when it has none, "/" for "/x").
 [[nodiscard]] std::string DirectoryOf(const std::string& path);
 
@@ -109,8 +129,10 @@ void RemoveListedTemporaries();
 // Installs handlers for SIGINT, SIGTERM and SIGHUP (a signal ignored at
 // startup, e.g. SIGHUP under nohup, stays ignored) that call
 // RemoveListedTemporaries(), restore the default action and raise the
-// signal again, so the exit status still says "killed by signal". For
-// programs (kiln's main); the library never installs handlers.
+// signal again, so the exit status still says "killed by signal". Also
+// ignores SIGXFSZ, so a file-size limit (RLIMIT_FSIZE) hit mid-write is a
+// write error (EFBIG) that removes the temporary, not a death that leaves
+// it. For programs (kiln's main); the library never installs handlers.
 void InstallSignalCleanup();
 
 // Blocks SIGINT, SIGTERM and SIGHUP in this thread for its lifetime, so a

@@ -1,6 +1,8 @@
 #include "mapped_file.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -40,7 +42,8 @@ MappedFile::MappedFile(const std::string& path) {
     return;
   }
   // Guarded before the first byte is touched: PrivatizePrefix reads too.
-  guard_ = base::GuardMapping(map_, size_);
+  fd_ = ::fcntl(file.fd(), F_DUPFD_CLOEXEC, 3);  // -1: the size is not asked again
+  guard_ = base::GuardMapping(map_, size_, fd_);
   if (const int err = base::PrivatizePrefix(map_, size_, &StablePrefixLength); err != 0) {
     base::UnguardMapping(guard_);
     guard_ = -1;
@@ -65,6 +68,7 @@ MappedFile::MappedFile(const std::string& path) {
 MappedFile::~MappedFile() {
   base::UnguardMapping(guard_);
   if (map_ != nullptr) ::munmap(map_, size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace kiln::cli

@@ -12,7 +12,9 @@
 //
 // A file truncated while it is mapped does not kill kiln with SIGBUS: the
 // mapping is guarded (base/mapping_guard.h), its lost tail reads as zeros,
-// cut() turns true, and no output is committed (base::AnyMappingCut).
+// cut() turns true, and no output is committed (base::AnyMappingCut). A cut
+// inside the last page raises no SIGBUS; cut() and AnyMappingCut() also
+// compare the file's size now with its size when it was mapped.
 #ifndef KILN_CLI_MAPPED_FILE_H_
 #define KILN_CLI_MAPPED_FILE_H_
 
@@ -49,6 +51,7 @@ class MappedFile {
   std::size_t size_ = 0;
   void* map_ = nullptr;
   int guard_ = -1;  // in base's table of guarded mappings
+  int fd_ = -1;     // kept open so that cut() can ask the file's size
   std::string error_;
 };
 

@@ -1,6 +1,7 @@
 #include "kiln/base/mapping_guard.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +17,8 @@ enum GuardState : int { kFree, kClaimed, kListed };
 struct Guard {
   std::uintptr_t begin = 0;
   std::uintptr_t end = 0;
+  std::size_t length = 0;  // the file's size when it was mapped
+  int fd = -1;             // the file, for fstat (never used by the handler)
   std::atomic<int> state{kFree};
   std::atomic<int> cut{0};
 };
@@ -72,7 +75,7 @@ bool Install(struct sigaction* saved) {
 
 }  // namespace
 
-int GuardMapping(const void* addr, std::size_t length) {
+int GuardMapping(const void* addr, std::size_t length, int fd) {
   const long page_size = ::sysconf(_SC_PAGESIZE);
   const std::uintptr_t page = page_size > 0 ? static_cast<std::uintptr_t>(page_size) : 4096;
   g_page.store(page);
@@ -84,6 +87,8 @@ int GuardMapping(const void* addr, std::size_t length) {
     if (!g_guards[i].state.compare_exchange_strong(expected, kClaimed)) continue;
     g_guards[i].begin = begin;
     g_guards[i].end = end;
+    g_guards[i].length = length;
+    g_guards[i].fd = fd;
     g_guards[i].cut.store(0);
     g_guards[i].state.store(kListed);
     return i;
@@ -96,7 +101,18 @@ void UnguardMapping(int slot) {
 }
 
 bool MappingCut(int slot) {
-  return slot >= 0 && slot < kMaxGuardedMappings && g_guards[slot].cut.load() != 0;
+  if (slot < 0 || slot >= kMaxGuardedMappings) return false;
+  Guard& g = g_guards[slot];
+  if (g.cut.load() != 0) return true;
+  // A cut inside the last page faults nowhere: only the size tells.
+  struct stat st {};
+  if (g.state.load() != kListed || g.fd < 0 || ::fstat(g.fd, &st) != 0 ||
+      static_cast<std::uint64_t>(st.st_size) >= g.length) {
+    return false;
+  }
+  g.cut.store(1);
+  if (g_process_guard.load()) g_any_cut.store(true);
+  return true;
 }
 
 void InstallBusGuard() {
@@ -104,7 +120,12 @@ void InstallBusGuard() {
   if (Install(&saved)) g_process_guard.store(true);
 }
 
-bool AnyMappingCut() { return g_any_cut.load(); }
+bool AnyMappingCut() {
+  if (g_any_cut.load()) return true;
+  bool cut = false;
+  for (int i = 0; i < kMaxGuardedMappings; ++i) cut = MappingCut(i) || cut;
+  return cut;
+}
 
 // Scopes in several threads at once (Python releases the GIL while it
 // parses a mapping): the first installs, the last restores.

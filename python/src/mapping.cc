@@ -60,6 +60,7 @@ class Mapping {
   ~Mapping() {
     base::UnguardMapping(guard_);
     if (data_ != nullptr) munmap(data_, size_);
+    if (fd_ >= 0) ::close(fd_);
   }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
@@ -83,7 +84,11 @@ class Mapping {
       return "cannot open";
     }
     const char* what = Map(fd, err);
-    ::close(fd);
+    if (data_ != nullptr) {
+      fd_ = fd;  // kept: cut() asks the file's size (a cut inside the last page faults nowhere)
+    } else {
+      ::close(fd);
+    }
     return what;
   }
 
@@ -111,7 +116,7 @@ class Mapping {
     int e = 0;
     {
       const base::BusGuardScope guard;  // the file may already be shorter
-      guard_ = base::GuardMapping(p, size);
+      guard_ = base::GuardMapping(p, size, fd);
       e = base::PrivatizePrefix(p, size, &StablePrefixLength);
     }
     if (e == 0 && base::MappingCut(guard_)) e = EIO;
@@ -128,6 +133,7 @@ class Mapping {
   }
 
   int guard_ = -1;  // in base's table of guarded mappings
+  int fd_ = -1;     // the mapped file, open while guarded
   void* data_ = nullptr;
   std::size_t size_ = 0;
 };

@@ -21,15 +21,20 @@
 
 namespace kiln::base {
 
-// Lists the mapping [addr, addr + length) (length rounded up to pages).
-// Returns its slot, or -1 when the table (kMaxGuardedMappings) is full: such
-// a mapping is not guarded (a truncation kills the process, as before).
+// Lists the mapping [addr, addr + length) (length rounded up to pages) of
+// the file open as `fd` (the caller keeps it open until UnguardMapping; -1
+// when there is none to ask). Returns its slot, or -1 when the table
+// (kMaxGuardedMappings) is full: such a mapping is not guarded (a
+// truncation kills the process, as before).
 inline constexpr int kMaxGuardedMappings = 4096;
-[[nodiscard]] int GuardMapping(const void* addr, std::size_t length);
+[[nodiscard]] int GuardMapping(const void* addr, std::size_t length, int fd = -1);
 // Forgets a slot before the mapping is unmapped; -1 is ignored.
 void UnguardMapping(int slot);
-// Whether the handler found the mapping in `slot` cut short (its tail now
-// reads as zeros). False for -1.
+// Whether the mapping in `slot` was cut short: the handler found a read past
+// the file's new end (its tail now reads as zeros), or the file is now
+// shorter than `length` (fstat of `fd`). A cut inside the file's last page
+// raises no SIGBUS: the bytes past the new end silently read as zeros, so
+// only the size tells. False for -1.
 [[nodiscard]] bool MappingCut(int slot);
 
 // Installs the SIGBUS handler for the life of the process (kiln's main).
@@ -37,7 +42,8 @@ void UnguardMapping(int slot);
 // the command's other commits refuse (AnyMappingCut): a program that does
 // one job should commit nothing built from an input that changed under it.
 void InstallBusGuard();
-// True once the handler installed by InstallBusGuard cut any mapping.
+// True once any guarded mapping was cut (MappingCut of every listed slot):
+// by the handler installed by InstallBusGuard, or found shorter by fstat.
 [[nodiscard]] bool AnyMappingCut();
 // What a command says when it refuses for that reason.
 inline constexpr char kInputCutMessage[] =

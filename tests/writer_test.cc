@@ -339,5 +339,33 @@ TEST(Writer, HeapLimitNamesTheTensor) {
   EXPECT_NE(last.error().message.find("u16"), std::string::npos) << last.error().message;
 }
 
+// A rule that needs every tensor (Q5 here: tensor 0's scale is tensor 1,
+// which never comes) fails when the block is laid out, not in Add. Every
+// output reports that rule, and none hands a byte to its sink.
+TEST(Writer, LayoutErrorIsEveryOutputsError) {
+  BlockWriter w;
+  TensorRequest r = F32({4, 6});
+  r.dtype = Dtype::kI8;
+  r.scheme = QuantScheme::kPerAxis;
+  r.axis = 1;
+  r.scale_index = 1;
+  const std::vector<std::uint8_t> bytes(24, 1);
+  ASSERT_TRUE(w.Add(r, Payload::Bytes(bytes)).ok());
+  const Result<std::uint64_t> length = w.BlockLength();
+  ASSERT_FALSE(length.ok());
+  EXPECT_EQ(RuleName(length.error().rule), "Q5") << length.error().ToString();
+  std::uint64_t sunk = 0;
+  const Result<std::uint64_t> written = w.WriteTo([&](std::span<const std::uint8_t> b) {
+    sunk += b.size();
+    return true;
+  });
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.error().ToString(), length.error().ToString());
+  EXPECT_EQ(sunk, 0u);
+  const Result<std::vector<std::uint8_t>> memory = w.WriteToMemory();
+  ASSERT_FALSE(memory.ok());
+  EXPECT_EQ(memory.error().ToString(), length.error().ToString());
+}
+
 }  // namespace
 }  // namespace kiln

@@ -367,5 +367,26 @@ TEST(Writer, LayoutErrorIsEveryOutputsError) {
   EXPECT_EQ(memory.error().ToString(), length.error().ToString());
 }
 
+// writer.h: a streamed payload "is read once, in chunks of at most 1 MiB":
+// the reader is asked for 1 MiB pieces, then the rest.
+TEST(Writer, StreamIsReadInChunksOfAtMost1MiB) {
+  BlockWriter w;
+  TensorRequest r;
+  r.dtype = Dtype::kU8;
+  const std::uint64_t size = (std::uint64_t{5} << 19) + 3;  // 2.5 MiB + 3
+  r.shape = {size};
+  std::vector<std::size_t> asked;
+  ASSERT_TRUE(w.Add(r, Payload::Stream(size,
+                                       [&](std::span<std::uint8_t> out) {
+                                         asked.push_back(out.size());
+                                         std::fill(out.begin(), out.end(), 7);
+                                         return true;
+                                       }))
+                  .ok());
+  const Result<std::uint64_t> n = w.WriteTo([](std::span<const std::uint8_t>) { return true; });
+  ASSERT_TRUE(n.ok()) << n.error().ToString();
+  EXPECT_EQ(asked, (std::vector<std::size_t>{1 << 20, 1 << 20, (1 << 19) + 3}));
+}
+
 }  // namespace
 }  // namespace kiln

@@ -1,6 +1,6 @@
-// StagedDirectory (kiln unpack's output) when the target changes between
-// kiln unpack's check and the final rename: a directory that gained files
-// in the meantime is never replaced without --force, and says so.
+// StagedDirectory and InspectTarget (kiln unpack's output) on targets that
+// change between kiln unpack's check and the final rename, or cannot be
+// read: never replaced without --force, and the reason said.
 #include "staged_dir.h"
 
 #include <fcntl.h>
@@ -39,6 +39,20 @@ TEST(StagedDirectory, TargetFilledMeanwhileIsNotReplacedWithoutForce) {
   for (const auto& e : fs::directory_iterator(tmp.path())) {
     EXPECT_NE(e.path().filename().string().rfind(".kiln-", 0), 0u) << e.path();
   }
+}
+
+// A directory that cannot be listed is neither empty nor full: an error,
+// with the reason. (root lists any directory, so this runs only without.)
+TEST(InspectTarget, UnreadableDirectoryIsAnError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root can list a mode-000 directory";
+  TempDir tmp;
+  const std::string target = tmp / "locked";
+  fs::create_directory(target);
+  fs::permissions(target, fs::perms::none);
+  std::string why;
+  EXPECT_EQ(cli::InspectTarget(target, &why), cli::TargetState::kError);
+  EXPECT_NE(why.find("ermission denied"), std::string::npos) << why;
+  fs::permissions(target, fs::perms::owner_all);
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // BlockWriter: round trips, canonical bytes, streamed payloads, and request
 // errors that carry the parser's class and rule.
 #include <cstdio>
+#include <filesystem>
 #include <random>
 
 #include "gtest/gtest.h"
 #include "kiln/kiln.h"
 #include "kiln/writer.h"
 #include "support/golden.h"
+#include "support/temp_dir.h"
 
 namespace kiln {
 namespace {
@@ -386,6 +388,22 @@ TEST(Writer, StreamIsReadInChunksOfAtMost1MiB) {
   const Result<std::uint64_t> n = w.WriteTo([](std::span<const std::uint8_t>) { return true; });
   ASSERT_TRUE(n.ok()) << n.error().ToString();
   EXPECT_EQ(asked, (std::vector<std::size_t>{1 << 20, 1 << 20, (1 << 19) + 3}));
+}
+
+// A stream that ends early, written to a file: the rule (H8), not a count,
+// and no file (neither the target nor a temporary).
+TEST(Writer, StreamThatEndsEarlyWritesNoFile) {
+  BlockWriter w;
+  TensorRequest r;
+  r.dtype = Dtype::kU8;
+  r.shape = {100};
+  ASSERT_TRUE(w.Add(r, Payload::Stream(100, [](std::span<std::uint8_t>) { return false; })).ok());
+  const testing::ScratchDir dir;
+  const WriteFileResult n = w.WriteToFile(dir / "short.klnt");
+  ASSERT_FALSE(n.ok());
+  ASSERT_NE(n.format_error(), nullptr) << n.ToString();
+  EXPECT_EQ(n.format_error()->rule, Rule::H8);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 }  // namespace

@@ -406,5 +406,21 @@ TEST(Writer, StreamThatEndsEarlyWritesNoFile) {
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
+// A request's shape is checked before it is stored anywhere: any rank past
+// 8 is D2, however far past (a descriptor has room for 8 dimensions).
+TEST(Writer, RankFarPast8IsD2) {
+  for (const std::size_t rank :
+       {std::size_t{9}, std::size_t{10}, std::size_t{11}, std::size_t{64}, std::size_t{4096}}) {
+    BlockWriter w;
+    const Result<std::uint32_t> added = w.Add(F32(std::vector<std::uint64_t>(rank, 1)), {});
+    ASSERT_FALSE(added.ok()) << rank;
+    EXPECT_EQ(added.error().rule, Rule::D2) << rank;
+    EXPECT_NE(added.error().message.find("rank is " + std::to_string(rank) + ", at most 8"),
+              std::string::npos)
+        << added.error().message;
+    EXPECT_EQ(w.tensor_count(), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -32,5 +32,20 @@ TEST(ConvertEdges, UnnamedKilnTensorCannotBecomeSafetensors) {
   EXPECT_FALSE(fs::exists(tmp / "o.safetensors"));
 }
 
+// A limit is the most allowed, not the first refused: a GGUF file with
+// exactly --max-metadata-entries pairs (10) converts; one fewer refuses it.
+TEST(ConvertEdges, MetadataLimitEqualToTheCountIsAllowed) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_gguf.py", {tmp / "in.gguf", tmp / "data"}, &log), 0) << log;
+  const Outcome at = Convert({tmp / "in.gguf", tmp / "o.klnt", "--max-metadata-entries", "10"});
+  EXPECT_EQ(at.status, 0) << at.err;
+  EXPECT_TRUE(fs::exists(tmp / "o.klnt"));
+  const Outcome below = Convert({tmp / "in.gguf", tmp / "p.klnt", "--max-metadata-entries", "9"});
+  EXPECT_EQ(below.status, 1) << below.err;
+  EXPECT_NE(below.err.find("metadata_kv_count 10 exceeds the limit of 9"), std::string::npos)
+      << below.err;
+}
+
 }  // namespace
 }  // namespace kiln::testing_formats

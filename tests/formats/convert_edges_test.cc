@@ -1,6 +1,6 @@
-// kiln convert on inputs that are valid in their own format but cannot be
-// carried into the other one: refused (exit 1) with the reason, nothing
-// written.
+// kiln convert and kiln pack on inputs that are valid in their own format
+// but cannot be carried into the other one: refused (exit 1) with the
+// reason, nothing written. And the limits' boundaries.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -45,6 +45,29 @@ TEST(ConvertEdges, MetadataLimitEqualToTheCountIsAllowed) {
   EXPECT_EQ(below.status, 1) << below.err;
   EXPECT_NE(below.err.find("metadata_kv_count 10 exceeds the limit of 9"), std::string::npos)
       << below.err;
+}
+
+// A structured NumPy array (descr is a list of fields) has no Kiln dtype:
+// kiln pack names the reason rather than a parse error.
+TEST(ConvertEdges, StructuredNpyIsRefusedByName) {
+  TempDir tmp;
+  std::string dict =
+      "{'descr': [('a', '<f4'), ('b', '<i2')], 'fortran_order': False, 'shape': (1,), }";
+  dict.resize(128 - 10 - 1, ' ');
+  dict += '\n';
+  std::string file = "\x93NUMPY\x01";
+  file += '\0';
+  file += static_cast<char>(dict.size());
+  file += '\0';
+  file += dict;
+  file.append(6, '\0');  // one record: a (4 bytes) and b (2)
+  WriteBytes(tmp / "s.npy", std::vector<std::uint8_t>(file.begin(), file.end()));
+  const Outcome r = Pack({tmp / "p.klnt", "s=" + (tmp / "s.npy")});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("structured dtypes (descr is a list of fields) are not supported"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "p.klnt"));
 }
 
 }  // namespace

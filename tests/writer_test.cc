@@ -422,5 +422,33 @@ TEST(Writer, RankFarPast8IsD2) {
   }
 }
 
+// Layout names follow every tensor name in the heap, so a layout can be the
+// slice that would start past the last u16 offset: H7 naming that tensor,
+// from BlockLength and WriteToFile (which then writes nothing).
+TEST(Writer, LayoutPastTheHeapLimitIsH7) {
+  BlockWriter w;
+  TensorRequest r;
+  r.name = std::string(0xFFFF, 'n');  // the heap's first 65,535 bytes
+  r.dtype = Dtype::kOpaque;
+  r.layout = "ggml.q8_0";
+  r.block_size = 32;  // one block of 32 elements, 34 bytes
+  r.shape = {32};
+  const std::vector<std::uint8_t> block(34, 0);
+  const Result<std::uint32_t> added = w.Add(r, Payload::Bytes(block));
+  ASSERT_TRUE(added.ok()) << added.error().ToString();
+  const Result<std::uint64_t> length = w.BlockLength();
+  ASSERT_FALSE(length.ok());
+  EXPECT_EQ(length.error().rule, Rule::H7);
+  EXPECT_EQ(length.error().tensor, 0u);
+  EXPECT_NE(length.error().message.find("layout name would start at heap offset 65535"),
+            std::string::npos)
+      << length.error().message;
+  const testing::ScratchDir dir;
+  const WriteFileResult n = w.WriteToFile(dir / "layout.klnt");
+  ASSERT_NE(n.format_error(), nullptr) << n.ToString();
+  EXPECT_EQ(n.format_error()->rule, Rule::H7);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
 }  // namespace
 }  // namespace kiln

@@ -2,11 +2,13 @@
 // but cannot be carried into the other one: refused (exit 1) with the
 // reason, nothing written. And the limits' boundaries.
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
+#include "progress.h"
 #include "test_util.h"
 
 namespace kiln::testing_formats {
@@ -68,6 +70,22 @@ TEST(ConvertEdges, StructuredNpyIsRefusedByName) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(tmp / "p.klnt"));
+}
+
+// The progress line of a total of 2^57 bytes or more (where done * 100
+// could overflow, so the total is divided first): 99.5% done shows 99%, not
+// 100%, until the last byte.
+TEST(ConvertEdges, ProgressOfAHugeTotalRoundsDown) {
+  const std::uint64_t total = std::uint64_t{1} << 60;
+  std::ostringstream shown;
+  {
+    cli::Progress p(shown, "kiln convert", total, true);
+    p.Advance(total - total / 200);
+    EXPECT_NE(shown.str().find("\rkiln convert:  99% ("), std::string::npos) << shown.str();
+    EXPECT_EQ(shown.str().find("100%"), std::string::npos) << shown.str();
+    p.Advance(total / 200);
+  }
+  EXPECT_NE(shown.str().find("\rkiln convert: 100% ("), std::string::npos) << shown.str();
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
-// base::OutputFile with Replace::kNever where the file system has no
-// renameat2 RENAME_NOREPLACE: Commit falls back to link() then unlink(),
+// base::OutputFile where its usual path is not available.
+//
+// With Replace::kNever where the file system has no renameat2
+// RENAME_NOREPLACE: Commit falls back to link() then unlink(),
 // which must leave the target and nothing else, and refuse an existing
 // target the same way. The missing support is simulated with a seccomp
 // filter (renameat2 fails with ENOSYS) in a child process.
@@ -14,8 +16,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "kiln/base/output_file.h"
@@ -77,6 +81,23 @@ TEST(OutputFile, NoReplaceFallbackWithoutRenameat2LeavesOnlyTheTarget) {
   ASSERT_TRUE(WIFEXITED(st)) << st;
   if (WEXITSTATUS(st) == 77) GTEST_SKIP() << "seccomp filters are not allowed here";
   EXPECT_EQ(WEXITSTATUS(st), 0) << "step " << WEXITSTATUS(st) << " failed";
+}
+
+// More temporaries at once than the signal-cleanup table has slots: the
+// ones past it are not listed (a signal would leave them behind) but are
+// written and committed all the same.
+TEST(OutputFile, MoreTemporariesThanTableSlotsStillCommit) {
+  testing::ScratchDir tmp;
+  const std::uint8_t byte[1] = {7};
+  std::vector<std::unique_ptr<base::OutputFile>> files;
+  for (int i = 0; i < base::kMaxTemporaries + 2; ++i) {
+    files.push_back(std::make_unique<base::OutputFile>(tmp / ("f" + std::to_string(i))));
+    ASSERT_TRUE(files.back()->ok()) << i << ": " << files.back()->error();
+    ASSERT_TRUE(files.back()->Write(byte)) << i;
+  }
+  for (auto& f : files) EXPECT_TRUE(f->Commit()) << f->error();
+  files.clear();
+  EXPECT_EQ(Names(tmp.path()).size(), static_cast<std::size_t>(base::kMaxTemporaries + 2));
 }
 
 }  // namespace

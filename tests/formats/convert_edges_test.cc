@@ -72,20 +72,21 @@ TEST(ConvertEdges, StructuredNpyIsRefusedByName) {
   EXPECT_FALSE(fs::exists(tmp / "p.klnt"));
 }
 
-// The progress line of a total of 2^57 bytes or more (where done * 100
-// could overflow, so the total is divided first): 99.5% done shows 99%, not
-// 100%, until the last byte.
-TEST(ConvertEdges, ProgressOfAHugeTotalRoundsDown) {
-  const std::uint64_t total = std::uint64_t{1} << 60;
-  std::ostringstream shown;
-  {
-    cli::Progress p(shown, "kiln convert", total, true);
-    p.Advance(total - total / 200);
-    EXPECT_NE(shown.str().find("\rkiln convert:  99% ("), std::string::npos) << shown.str();
-    EXPECT_EQ(shown.str().find("100%"), std::string::npos) << shown.str();
-    p.Advance(total / 200);
+// The progress line rounds down: 99.5% done shows 99%, not 100%, until the
+// last byte. Both ways of computing it: done * 100 / total, and for totals
+// of 2^57 bytes or more (where done * 100 could overflow) total / 100 first.
+TEST(ConvertEdges, ProgressRoundsDown) {
+  for (const std::uint64_t total : {std::uint64_t{200} << 20, std::uint64_t{1} << 60}) {
+    std::ostringstream shown;
+    {
+      cli::Progress p(shown, "kiln convert", total, true);
+      p.Advance(total - total / 200);
+      EXPECT_NE(shown.str().find("\rkiln convert:  99% ("), std::string::npos) << shown.str();
+      EXPECT_EQ(shown.str().find("100%"), std::string::npos) << shown.str();
+      p.Advance(total / 200);
+    }
+    EXPECT_NE(shown.str().find("\rkiln convert: 100% ("), std::string::npos) << shown.str();
   }
-  EXPECT_NE(shown.str().find("\rkiln convert: 100% ("), std::string::npos) << shown.str();
 }
 
 }  // namespace

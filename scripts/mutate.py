@@ -1,32 +1,98 @@
 #!/usr/bin/env python3
-"""Mutation testing of parser/: do the tests notice when a check is wrong?
+"""Mutation testing: do the tests notice when a check is wrong?
 
-Each mutant changes one thing in parser/src or the rule list: flips a
-comparison (< <=, > >=, == !=), swaps && and ||, shifts a boundary constant
-by one, deletes a check (its condition becomes false), or gives a rule the
-wrong error class. For each, the script rebuilds the test binaries in a
-private copy of the committed tree (git archive HEAD) (with -D_GLIBCXX_ASSERTIONS, so an index past a
-span's end aborts) and runs them: a failing build is "invalid", failing tests "killed",
-passing tests "survived". It writes a Markdown report.
+The code that reads untrusted bytes is mutated: parser/ (the Kiln block),
+base/ (bounded reader, checked arithmetic, UTF-8, escaping, input and output
+files), formats/ (the safetensors, GGUF and .npy readers and writers),
+writer/ (BlockWriter) and cli/ (the kiln command). Each mutant changes one
+thing: flips a comparison (< <=, > >=, == !=), swaps && and ||, shifts a
+boundary constant by one, deletes a check (its condition becomes false), or
+gives a rule the wrong error class. For each, the script rebuilds, in a
+private copy of the committed tree (git archive HEAD), only the test
+binaries that can see the mutated folder (FOLDERS below; built with
+-D_GLIBCXX_ASSERTIONS, so an index past a span's end aborts) and runs them,
+each under a timeout: a failing build is "invalid", a failing, crashing or
+timed-out test "killed", passing tests "survived". It writes a Markdown
+report.
 
-    python3 scripts/mutate.py --list               # count the mutants
-    python3 scripts/mutate.py --sample 40 --seed 1 # a random sample (CI)
-    python3 scripts/mutate.py --report docs/mutation.md   # all of them
+    python3 scripts/mutate.py --list                   # count the mutants
+    python3 scripts/mutate.py --sample 16 --seed 1     # a stratified sample (CI)
+    python3 scripts/mutate.py --sample 100 --folder cli --folder formats
+    python3 scripts/mutate.py --report /tmp/report.md  # all of them
+
+--sample N is stratified: each folder's mutants are shuffled (deterministic
+for --seed) and the folders are drawn from in turn, so every folder chosen
+gets N / folders mutants (one more for the first N % folders).
+
+The Python tests (pytest of the Python package, scripts/conformance.py) are
+not run: the pybind11 module would be a further link per mutant, and the
+conformance runner calls kiln validate on the same golden cases as the
+kiln_tests golden test and kiln_cli_tests.
 
 Exit status 1 when the share killed (of valid mutants) is below --min-kill.
 """
 import argparse
+import io
+import os
 import random
+import signal
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = sorted((ROOT / "parser/src").glob("*.cc")) + sorted((ROOT / "parser/src").glob("*.h"))
+
+# folder -> (the files mutated, the test binaries that can see the folder).
+# A binary is listed when it links the folder's library or runs a program
+# that does (the kiln command); "binary:filter" runs only the GoogleTest
+# cases the filter names. Binaries run in this order, each stopping at its
+# first failure (--gtest_fail_fast), and the mutant is killed at the first
+# failing binary, so the quick ones come first.
+#   parser/   kiln_tests (unit, rule, golden, fast-path, bit-flip sweeps),
+#             kiln_memory_tests. The CLI tests also see the parser, but its
+#             checks are all reachable from kiln_tests.
+#   base/     every binary: the parser, the writer, formats/ and the command
+#             all read or write through it.
+#   formats/  kiln_formats_tests (readers, hostile inputs, memory bound, and
+#             kiln pack/unpack/convert), kiln_safetensors_tests (the
+#             safetensors reader against the crate's rules), kiln_cli_tests
+#             (the command).
+#   writer/   kiln_tests' writer cases (the rest of kiln_tests never calls
+#             the writer: the bit-flip sweeps alone take most of its time),
+#             kiln_formats_tests (pack and convert write through it),
+#             kiln_cli_tests, kiln_stream_cli_tests (ingest).
+#   cli/      the four binaries that run the kiln command or its code.
+CLI_TESTS = ["kiln_stream_cli_tests", "kiln_cli_race_tests", "kiln_cli_tests",
+             "kiln_formats_tests", "kiln_safetensors_tests"]
+FOLDERS = {
+    "parser": (["parser/src/*.cc", "parser/src/*.h", "parser/include/kiln/rules.inc"],
+               ["kiln_memory_tests", "kiln_tests"]),
+    "base": (["base/src/*.cc", "base/include/kiln/base/*.h"],
+             ["kiln_memory_tests"] + CLI_TESTS + ["kiln_tests"]),
+    "formats": (["formats/src/*.cc", "formats/src/*.h", "formats/include/kiln/formats/*.h"],
+                ["kiln_formats_tests", "kiln_safetensors_tests", "kiln_cli_tests"]),
+    "writer": (["writer/src/*.cc", "writer/include/kiln/*.h"],
+               ["kiln_tests:Writer*:WriterFile*:*WriterRequestTest*", "kiln_stream_cli_tests",
+                "kiln_cli_tests", "kiln_formats_tests"]),
+    "cli": (["cli/*.cc", "cli/*.h"], CLI_TESTS),
+}
+
+
+def folder_of(rel):
+    return Path(rel).parts[0]
+
+
+def targets(folder):
+    out = []
+    for pattern in FOLDERS[folder][0]:
+        if not pattern.endswith(".inc"):
+            out += sorted(ROOT.glob(pattern))
+    return out
 
 SWAPS = [(" <= ", " < "), (" < ", " <= "), (" >= ", " > "), (" > ", " >= "),
          (" == ", " != "), (" != ", " == "), (" && ", " || "), (" || ", " && ")]
@@ -41,7 +107,7 @@ def code_part(line):
 
 def mutants():
     out = []  # (file, line number, description, new line)
-    for path in TARGETS:
+    for path in [p for folder in FOLDERS for p in targets(folder)]:
         rel = path.relative_to(ROOT)
         lines = path.read_text().splitlines()
         for n, line in enumerate(lines, 1):
@@ -76,25 +142,83 @@ def mutants():
 
 
 def run(cmd, cwd, timeout):
-    try:
-        return subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=timeout).returncode
-    except subprocess.TimeoutExpired:
-        return -1
+    """The exit status, or -1 on timeout. The command runs in its own process
+    group, killed whole on timeout (a test binary's kiln children too)."""
+    with subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          start_new_session=True) as p:
+        try:
+            return p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            return -1
 
 
-TEST_BINARIES = ["kiln_tests", "kiln_memory_tests"]
+def test_command(build, entry):
+    name, _, only = entry.partition(":")
+    return [str(build / "tests" / name), "--gtest_fail_fast"] + (
+        ["--gtest_filter=" + only] if only else [])
 
 
-def tests_pass(build, tree):
-    return all(run([str(build / "tests" / b)], tree, 300) == 0 for b in TEST_BINARIES)
+def tests_pass(build, tree, entries, timeouts):
+    return all(run(test_command(build, e), tree, timeouts[e]) == 0 for e in entries)
+
+
+def binary(entry):
+    return entry.partition(":")[0]
+
+
+def prepare_tree(tree):
+    """The committed tree (HEAD) in `tree`, so that work in progress in the
+    checkout cannot change the result. A file already there with the same
+    bytes is left alone (and so is its object in a kept build)."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], check=True,
+                             stdout=subprocess.PIPE).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        for member in tar.getmembers():
+            path = tree / member.name
+            if member.isdir():
+                path.mkdir(parents=True, exist_ok=True)
+            elif member.isfile():
+                data = tar.extractfile(member).read()
+                if not path.is_file() or path.read_bytes() != data:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(data)
+                    path.chmod(member.mode)
+
+
+def stratified(chosen, n, seed):
+    """n mutants drawn from the folders in turn, each folder's shuffled."""
+    rng = random.Random(seed)
+    pools = []
+    for folder in FOLDERS:
+        pool = [m for m in chosen if folder_of(m[0]) == folder]
+        rng.shuffle(pool)
+        if pool:
+            pools.append(pool)
+    out = []
+    while len(out) < n and any(pools):
+        for pool in pools:
+            if pool and len(out) < n:
+                out.append(pool.pop(0))
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--list", action="store_true")
-    ap.add_argument("--sample", type=int, default=0, help="test N random mutants (0: all)")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="test N mutants, spread over the folders (0: all)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--folder", action="append", default=[], choices=list(FOLDERS),
+                    help="only this folder's mutants (repeatable; default: all folders)")
+    ap.add_argument("--timeout", type=float, default=10.0,
+                    help="a test binary is stopped (and the mutant killed) after this many "
+                         "times its time on the unmutated tree (at least 30 s)")
+    ap.add_argument("--work", type=Path,
+                    help="keep the tree and build here (default: a temporary directory, "
+                         "removed); a later run with the same --work rebuilds only what "
+                         "changed")
     ap.add_argument("--report", type=Path, help="write a Markdown report here")
     ap.add_argument("--min-kill", type=float, default=0.0, help="fail below this share")
     ap.add_argument("--only", action="append", default=[], metavar="FILE:TEXT:WHAT",
@@ -103,6 +227,8 @@ def main():
     args = ap.parse_args()
     all_mutants = mutants()
     chosen = all_mutants
+    if args.folder:
+        chosen = [m for m in chosen if folder_of(m[0]) in args.folder]
     if args.only:
         def wanted(m):
             rel, n, what, _ = m
@@ -112,44 +238,64 @@ def main():
                 if str(rel).endswith(f) and text in line and desc in what:
                     return True
             return False
-        chosen = [m for m in all_mutants if wanted(m)]
+        chosen = [m for m in chosen if wanted(m)]
     if args.sample:
-        chosen = random.Random(args.seed).sample(chosen, min(args.sample, len(chosen)))
+        chosen = stratified(chosen, args.sample, args.seed)
     if args.list:
         for rel, n, what, _ in chosen:
             print("%s:%d %s" % (rel, n, what))
+        for folder in FOLDERS:
+            count = sum(1 for m in chosen if folder_of(m[0]) == folder)
+            if count:
+                print("%s: %d" % (folder, count))
         print("%d mutants" % len(chosen))
         return 0
-    work = Path(tempfile.mkdtemp(prefix="kiln-mutate-"))
+    # The test runs the chosen mutants need, in a fixed order.
+    needed = []
+    for rel, _, _, _ in chosen:
+        for e in FOLDERS[folder_of(rel)][1]:
+            if e not in needed:
+                needed.append(e)
+    cli = any(binary(e) in CLI_TESTS for e in needed)
+    work = args.work or Path(tempfile.mkdtemp(prefix="kiln-mutate-"))
+    results = []
+    started = time.time()
     try:
-        # The committed tree (HEAD), so that work in progress elsewhere in
-        # the checkout cannot change the result.
         tree = work / "src"
-        tree.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], check=True,
-                                 stdout=subprocess.PIPE).stdout
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+        tree.mkdir(parents=True, exist_ok=True)
+        prepare_tree(tree)
         build = work / "build"
         if run(["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja",
-                "-DCMAKE_BUILD_TYPE=Release", "-DKILN_BUILD_BENCH=OFF", "-DKILN_BUILD_CLI=OFF",
+                "-DCMAKE_BUILD_TYPE=Release", "-DKILN_BUILD_BENCH=OFF",
+                "-DKILN_BUILD_PYTHON=OFF", "-DKILN_BUILD_CLI=%s" % ("ON" if cli else "OFF"),
                 "-DKILN_WERROR=OFF", "-DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS"], tree, 300) != 0:
             print("configure failed", file=sys.stderr)
             return 2
-        if run(["ninja", "-C", str(build)] + TEST_BINARIES, tree, 900) != 0 or \
-                not tests_pass(build, tree):
-            print("the unmutated tree does not pass its tests", file=sys.stderr)
+        if run(["ninja", "-C", str(build)] + sorted({binary(e) for e in needed}), tree,
+               3600) != 0:
+            print("the unmutated tree does not build", file=sys.stderr)
             return 2
-        results = []
+        timeouts = {}
+        for e in needed:
+            t0 = time.time()
+            if run(test_command(build, e), tree, 1200) != 0:
+                print("the unmutated tree does not pass %s" % e, file=sys.stderr)
+                return 2
+            timeouts[e] = max(30.0, args.timeout * (time.time() - t0))
+        print("baseline: %.0fs (build and %s)" % (time.time() - started, ", ".join(
+            "%s %.0fs" % (e, timeouts[e] / args.timeout) for e in needed)), flush=True)
         for k, (rel, n, what, new_line) in enumerate(chosen, 1):
+            entries = FOLDERS[folder_of(rel)][1]
             path = tree / rel
             original = path.read_text()
             lines = original.splitlines(keepends=True)
             lines[n - 1] = new_line + "\n"
             path.write_text("".join(lines))
             t0 = time.time()
-            if run(["ninja", "-C", str(build)] + TEST_BINARIES, tree, 900) != 0:
+            if run(["ninja", "-C", str(build)] + sorted({binary(e) for e in entries}), tree,
+                   1800) != 0:
                 verdict = "invalid"
-            elif not tests_pass(build, tree):
+            elif not tests_pass(build, tree, entries, timeouts):
                 verdict = "killed"
             else:
                 verdict = "survived"
@@ -158,19 +304,32 @@ def main():
             print("[%d/%d] %-8s %s:%d %s (%.0fs)" % (k, len(chosen), verdict, rel, n, what,
                                                   time.time() - t0), flush=True)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
     valid = [r for r in results if r[3] != "invalid"]
     killed = [r for r in valid if r[3] == "killed"]
     share = len(killed) / len(valid) if valid else 1.0
-    summary = "%d mutants: %d killed, %d survived, %d invalid (did not build): %.1f%% killed" % (
-        len(results), len(killed), len(valid) - len(killed), len(results) - len(valid),
-        100 * share)
+
+    def count(rs):
+        v = [r for r in rs if r[3] != "invalid"]
+        k = [r for r in v if r[3] == "killed"]
+        return "%d mutants: %d killed, %d survived, %d invalid (did not build): %.1f%% killed" % (
+            len(rs), len(k), len(v) - len(k), len(rs) - len(v),
+            100 * (len(k) / len(v) if v else 1.0))
+    summary = count(results)
+    per_folder = ["%s/: %s" % (f, count([r for r in results if folder_of(r[0]) == f]))
+                  for f in FOLDERS if any(folder_of(r[0]) == f for r in results)]
+    for line in per_folder:
+        print("  " + line)
     print(summary)
+    print("time: %.0fs" % (time.time() - started))
     if args.report:
-        lines = ["# Mutation testing of parser/", "",
-                 "Generated by `python3 scripts/mutate.py%s`." % (
-                     " --sample %d --seed %d" % (args.sample, args.seed) if args.sample else ""),
-                 "", summary, "", "## Survivors", ""]
+        lines = ["# Mutation testing", "",
+                 "Generated by `python3 scripts/mutate.py%s%s`." % (
+                     " --sample %d --seed %d" % (args.sample, args.seed) if args.sample else "",
+                     "".join(" --folder " + f for f in args.folder)),
+                 "", summary, ""] + ["- " + line for line in per_folder] + [
+                 "", "## Survivors", ""]
         lines += ["- `%s:%d` %s" % (rel, n, what) for rel, n, what, v in results
                   if v == "survived"] or ["None."]
         args.report.write_text("\n".join(lines) + "\n")

@@ -229,5 +229,27 @@ TEST(CliIo, LostMetadataReportIsExit2) {
   EXPECT_EQ(RunKiln(args, "2>/dev/full").status, 2);
 }
 
+// A name short in bytes but wide once escaped is cut too: twelve \x01 are
+// 48 columns (the most a cell shows, shown whole), thirteen are 52 (cut to
+// 45 columns and "...").
+TEST(CliIo, InspectCutsANameThatEscapingMakesTooWide) {
+  TempDir tmp;
+  const auto escapes = [](const std::string& s) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = s.find("\\x01", at)) != std::string::npos; at += 4) ++n;
+    return n;
+  };
+  WriteBlock(tmp / "w12.klnt", std::string(12, '\x01'), 1);
+  const Outcome fits = RunKiln("inspect " + Quote(tmp / "w12.klnt"), "2>&1");
+  ASSERT_EQ(fits.status, 0) << fits.out;
+  EXPECT_EQ(escapes(fits.out), 12u) << fits.out;
+  EXPECT_EQ(fits.out.find("..."), std::string::npos) << fits.out;
+  WriteBlock(tmp / "w13.klnt", std::string(13, '\x01'), 1);
+  const Outcome cut = RunKiln("inspect " + Quote(tmp / "w13.klnt"), "2>&1");
+  ASSERT_EQ(cut.status, 0) << cut.out;
+  EXPECT_EQ(escapes(cut.out), 11u) << cut.out;
+  EXPECT_NE(cut.out.find("\\x01\\x01\\...  "), std::string::npos) << cut.out;
+}
+
 }  // namespace
 }  // namespace kiln

@@ -274,5 +274,28 @@ TEST(SizeArg, SuffixesAreBinary) {
   EXPECT_FALSE(cli::ParseSize("-1"));
 }
 
+// The default upload policy's tensor limit (kiln ingest's usage: 100000):
+// a header declaring 100,001 tensors stops at its tensor_count; 100,000 is
+// within it (this header then fails elsewhere, not at that limit).
+TEST_F(Ingest, DefaultTensorLimitIs100000) {
+  Buffer b = Case("h8-four-billion-tensors");
+  b.resize(std::size_t{1} << 20, 0);
+  const auto declaring = [&b](std::uint32_t count) {
+    Buffer c = b;
+    const std::uint64_t directory_bytes = std::uint64_t{128} * count;  // H6 holds
+    for (int k = 0; k < 4; ++k) c[8 + k] = static_cast<std::uint8_t>(count >> (8 * k));
+    for (int k = 0; k < 8; ++k) c[24 + k] = static_cast<std::uint8_t>(directory_bytes >> (8 * k));
+    return c;
+  };
+  const KilnRun over = Kiln({"ingest", Out()}, declaring(100'001));
+  EXPECT_EQ(over.status, 1);
+  EXPECT_EQ(over.out.rfind("-: LIMIT H7 at byte 8", 0), 0u) << over.out;
+  EXPECT_NE(over.out.find("100001"), std::string::npos) << over.out;
+  const KilnRun at = Kiln({"ingest", Out()}, declaring(100'000));
+  EXPECT_EQ(at.status, 1);
+  EXPECT_EQ(at.out.find("LIMIT H7 at byte 8"), std::string::npos) << at.out;
+  EXPECT_TRUE(Entries().empty());
+}
+
 }  // namespace
 }  // namespace kiln

@@ -1,12 +1,14 @@
 // BlockWriter: round trips, canonical bytes, streamed payloads, and request
 // errors that carry the parser's class and rule.
 #include <cstdio>
+#include <filesystem>
 #include <random>
 
 #include "gtest/gtest.h"
 #include "kiln/kiln.h"
 #include "kiln/writer.h"
 #include "support/golden.h"
+#include "support/temp_dir.h"
 
 namespace kiln {
 namespace {
@@ -337,6 +339,115 @@ TEST(Writer, HeapLimitNamesTheTensor) {
   // 10 * 251 + 90 * 252 + 160 * 253 = 65,670, past the last u16 offset 65,534.
   EXPECT_EQ(last.error().tensor, 260u);
   EXPECT_NE(last.error().message.find("u16"), std::string::npos) << last.error().message;
+}
+
+// A rule that needs every tensor (Q5 here: tensor 0's scale is tensor 1,
+// which never comes) fails when the block is laid out, not in Add. Every
+// output reports that rule, and none hands a byte to its sink.
+TEST(Writer, LayoutErrorIsEveryOutputsError) {
+  BlockWriter w;
+  TensorRequest r = F32({4, 6});
+  r.dtype = Dtype::kI8;
+  r.scheme = QuantScheme::kPerAxis;
+  r.axis = 1;
+  r.scale_index = 1;
+  const std::vector<std::uint8_t> bytes(24, 1);
+  ASSERT_TRUE(w.Add(r, Payload::Bytes(bytes)).ok());
+  const Result<std::uint64_t> length = w.BlockLength();
+  ASSERT_FALSE(length.ok());
+  EXPECT_EQ(RuleName(length.error().rule), "Q5") << length.error().ToString();
+  std::uint64_t sunk = 0;
+  const Result<std::uint64_t> written = w.WriteTo([&](std::span<const std::uint8_t> b) {
+    sunk += b.size();
+    return true;
+  });
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.error().ToString(), length.error().ToString());
+  EXPECT_EQ(sunk, 0u);
+  const Result<std::vector<std::uint8_t>> memory = w.WriteToMemory();
+  ASSERT_FALSE(memory.ok());
+  EXPECT_EQ(memory.error().ToString(), length.error().ToString());
+}
+
+// writer.h: a streamed payload "is read once, in chunks of at most 1 MiB":
+// the reader is asked for 1 MiB pieces, then the rest.
+TEST(Writer, StreamIsReadInChunksOfAtMost1MiB) {
+  BlockWriter w;
+  TensorRequest r;
+  r.dtype = Dtype::kU8;
+  const std::uint64_t size = (std::uint64_t{5} << 19) + 3;  // 2.5 MiB + 3
+  r.shape = {size};
+  std::vector<std::size_t> asked;
+  ASSERT_TRUE(w.Add(r, Payload::Stream(size,
+                                       [&](std::span<std::uint8_t> out) {
+                                         asked.push_back(out.size());
+                                         std::fill(out.begin(), out.end(), 7);
+                                         return true;
+                                       }))
+                  .ok());
+  const Result<std::uint64_t> n = w.WriteTo([](std::span<const std::uint8_t>) { return true; });
+  ASSERT_TRUE(n.ok()) << n.error().ToString();
+  EXPECT_EQ(asked, (std::vector<std::size_t>{1 << 20, 1 << 20, (1 << 19) + 3}));
+}
+
+// A stream that ends early, written to a file: the rule (H8), not a count,
+// and no file (neither the target nor a temporary).
+TEST(Writer, StreamThatEndsEarlyWritesNoFile) {
+  BlockWriter w;
+  TensorRequest r;
+  r.dtype = Dtype::kU8;
+  r.shape = {100};
+  ASSERT_TRUE(w.Add(r, Payload::Stream(100, [](std::span<std::uint8_t>) { return false; })).ok());
+  const testing::ScratchDir dir;
+  const WriteFileResult n = w.WriteToFile(dir / "short.klnt");
+  ASSERT_FALSE(n.ok());
+  ASSERT_NE(n.format_error(), nullptr) << n.ToString();
+  EXPECT_EQ(n.format_error()->rule, Rule::H8);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+// A request's shape is checked before it is stored anywhere: any rank past
+// 8 is D2, however far past (a descriptor has room for 8 dimensions).
+TEST(Writer, RankFarPast8IsD2) {
+  for (const std::size_t rank :
+       {std::size_t{9}, std::size_t{10}, std::size_t{11}, std::size_t{64}, std::size_t{4096}}) {
+    BlockWriter w;
+    const Result<std::uint32_t> added = w.Add(F32(std::vector<std::uint64_t>(rank, 1)), {});
+    ASSERT_FALSE(added.ok()) << rank;
+    EXPECT_EQ(added.error().rule, Rule::D2) << rank;
+    EXPECT_NE(added.error().message.find("rank is " + std::to_string(rank) + ", at most 8"),
+              std::string::npos)
+        << added.error().message;
+    EXPECT_EQ(w.tensor_count(), 0u);
+  }
+}
+
+// Layout names follow every tensor name in the heap, so a layout can be the
+// slice that would start past the last u16 offset: H7 naming that tensor,
+// from BlockLength and WriteToFile (which then writes nothing).
+TEST(Writer, LayoutPastTheHeapLimitIsH7) {
+  BlockWriter w;
+  TensorRequest r;
+  r.name = std::string(0xFFFF, 'n');  // the heap's first 65,535 bytes
+  r.dtype = Dtype::kOpaque;
+  r.layout = "ggml.q8_0";
+  r.block_size = 32;  // one block of 32 elements, 34 bytes
+  r.shape = {32};
+  const std::vector<std::uint8_t> block(34, 0);
+  const Result<std::uint32_t> added = w.Add(r, Payload::Bytes(block));
+  ASSERT_TRUE(added.ok()) << added.error().ToString();
+  const Result<std::uint64_t> length = w.BlockLength();
+  ASSERT_FALSE(length.ok());
+  EXPECT_EQ(length.error().rule, Rule::H7);
+  EXPECT_EQ(length.error().tensor, 0u);
+  EXPECT_NE(length.error().message.find("layout name would start at heap offset 65535"),
+            std::string::npos)
+      << length.error().message;
+  const testing::ScratchDir dir;
+  const WriteFileResult n = w.WriteToFile(dir / "layout.klnt");
+  ASSERT_NE(n.format_error(), nullptr) << n.ToString();
+  EXPECT_EQ(n.format_error()->rule, Rule::H7);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 }  // namespace

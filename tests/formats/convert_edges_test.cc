@@ -1,0 +1,93 @@
+// kiln convert and kiln pack on inputs that are valid in their own format
+// but cannot be carried into the other one: refused (exit 1) with the
+// reason, nothing written. And the limits' boundaries.
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kiln/writer.h"
+#include "progress.h"
+#include "test_util.h"
+
+namespace kiln::testing_formats {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A valid Kiln block whose tensors are unnamed: safetensors keys every
+// tensor by its name, so there is nothing to key it by.
+TEST(ConvertEdges, UnnamedKilnTensorCannotBecomeSafetensors) {
+  TempDir tmp;
+  BlockWriter w;
+  const std::vector<std::uint8_t> bytes = {1, 2, 3, 4};
+  TensorRequest r;
+  r.dtype = Dtype::kU8;
+  r.shape = {4};
+  ASSERT_TRUE(w.Add(r, Payload::Bytes(bytes)).ok());
+  ASSERT_TRUE(w.WriteToFile(tmp / "u.klnt").ok());
+  const Outcome c = Convert({tmp / "u.klnt", tmp / "o.safetensors"});
+  EXPECT_EQ(c.status, 1) << c.err;
+  EXPECT_NE(c.err.find("tensor 0 has no name, and safetensors needs one"), std::string::npos)
+      << c.err;
+  EXPECT_FALSE(fs::exists(tmp / "o.safetensors"));
+}
+
+// A limit is the most allowed, not the first refused: a GGUF file with
+// exactly --max-metadata-entries pairs (10) converts; one fewer refuses it.
+TEST(ConvertEdges, MetadataLimitEqualToTheCountIsAllowed) {
+  TempDir tmp;
+  std::string log;
+  ASSERT_EQ(RunPython("write_gguf.py", {tmp / "in.gguf", tmp / "data"}, &log), 0) << log;
+  const Outcome at = Convert({tmp / "in.gguf", tmp / "o.klnt", "--max-metadata-entries", "10"});
+  EXPECT_EQ(at.status, 0) << at.err;
+  EXPECT_TRUE(fs::exists(tmp / "o.klnt"));
+  const Outcome below = Convert({tmp / "in.gguf", tmp / "p.klnt", "--max-metadata-entries", "9"});
+  EXPECT_EQ(below.status, 1) << below.err;
+  EXPECT_NE(below.err.find("metadata_kv_count 10 exceeds the limit of 9"), std::string::npos)
+      << below.err;
+}
+
+// A structured NumPy array (descr is a list of fields) has no Kiln dtype:
+// kiln pack names the reason rather than a parse error.
+TEST(ConvertEdges, StructuredNpyIsRefusedByName) {
+  TempDir tmp;
+  std::string dict =
+      "{'descr': [('a', '<f4'), ('b', '<i2')], 'fortran_order': False, 'shape': (1,), }";
+  dict.resize(128 - 10 - 1, ' ');
+  dict += '\n';
+  std::string file = "\x93NUMPY\x01";
+  file += '\0';
+  file += static_cast<char>(dict.size());
+  file += '\0';
+  file += dict;
+  file.append(6, '\0');  // one record: a (4 bytes) and b (2)
+  WriteBytes(tmp / "s.npy", std::vector<std::uint8_t>(file.begin(), file.end()));
+  const Outcome r = Pack({tmp / "p.klnt", "s=" + (tmp / "s.npy")});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("structured dtypes (descr is a list of fields) are not supported"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "p.klnt"));
+}
+
+// The progress line rounds down: 99.5% done shows 99%, not 100%, until the
+// last byte. Both ways of computing it: done * 100 / total, and for totals
+// of 2^57 bytes or more (where done * 100 could overflow) total / 100 first.
+TEST(ConvertEdges, ProgressRoundsDown) {
+  for (const std::uint64_t total : {std::uint64_t{200} << 20, std::uint64_t{1} << 60}) {
+    std::ostringstream shown;
+    {
+      cli::Progress p(shown, "kiln convert", total, true);
+      p.Advance(total - total / 200);
+      EXPECT_NE(shown.str().find("\rkiln convert:  99% ("), std::string::npos) << shown.str();
+      EXPECT_EQ(shown.str().find("100%"), std::string::npos) << shown.str();
+      p.Advance(total / 200);
+    }
+    EXPECT_NE(shown.str().find("\rkiln convert: 100% ("), std::string::npos) << shown.str();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing_formats

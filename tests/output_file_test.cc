@@ -1,0 +1,104 @@
+// base::OutputFile where its usual path is not available.
+//
+// With Replace::kNever where the file system has no renameat2
+// RENAME_NOREPLACE: Commit falls back to link() then unlink(),
+// which must leave the target and nothing else, and refuse an existing
+// target the same way. The missing support is simulated with a seccomp
+// filter (renameat2 fails with ENOSYS) in a child process.
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kiln/base/output_file.h"
+#include "support/temp_dir.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+// renameat2 fails with ENOSYS from here on, in this process only.
+bool WithoutRenameat2() {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_renameat2, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+
+std::set<std::string> Names(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+  return out;
+}
+
+// The child's exit status says which step failed (0: all held; 77: no
+// seccomp here).
+int Child(const fs::path& dir) {
+  if (!WithoutRenameat2()) return 77;
+  const std::string target = (dir / "out").string();
+  const std::uint8_t bytes[3] = {1, 2, 3};
+  {
+    base::OutputFile f(target, base::Replace::kNever);
+    if (!f.ok() || !f.Write(bytes) || !f.Commit()) return 1;
+  }
+  if (Names(dir) != std::set<std::string>{"out"} || fs::file_size(target) != 3) return 2;
+  {
+    base::OutputFile again(target, base::Replace::kNever);
+    if (!again.ok() || !again.Write(bytes) || !again.Write(bytes)) return 3;
+    if (again.Commit()) return 4;
+    if (again.error() != "exists (use --force to replace it)" || again.error_number() != EEXIST)
+      return 5;
+  }
+  if (Names(dir) != std::set<std::string>{"out"} || fs::file_size(target) != 3) return 6;
+  return 0;
+}
+
+TEST(OutputFile, NoReplaceFallbackWithoutRenameat2LeavesOnlyTheTarget) {
+  testing::ScratchDir tmp;
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) ::_exit(Child(tmp.path()));
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st)) << st;
+  if (WEXITSTATUS(st) == 77) GTEST_SKIP() << "seccomp filters are not allowed here";
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "step " << WEXITSTATUS(st) << " failed";
+}
+
+// More temporaries at once than the signal-cleanup table has slots: the
+// ones past it are not listed (a signal would leave them behind) but are
+// written and committed all the same.
+TEST(OutputFile, MoreTemporariesThanTableSlotsStillCommit) {
+  testing::ScratchDir tmp;
+  const std::uint8_t byte[1] = {7};
+  std::vector<std::unique_ptr<base::OutputFile>> files;
+  for (int i = 0; i < base::kMaxTemporaries + 2; ++i) {
+    files.push_back(std::make_unique<base::OutputFile>(tmp / ("f" + std::to_string(i))));
+    ASSERT_TRUE(files.back()->ok()) << i << ": " << files.back()->error();
+    ASSERT_TRUE(files.back()->Write(byte)) << i;
+  }
+  for (auto& f : files) EXPECT_TRUE(f->Commit()) << f->error();
+  files.clear();
+  EXPECT_EQ(Names(tmp.path()).size(), static_cast<std::size_t>(base::kMaxTemporaries + 2));
+}
+
+}  // namespace
+}  // namespace kiln

@@ -63,6 +63,22 @@ std::vector<EscapeRow> Rows() {
       {"TagA", "\xf3\xa0\x81\x81", "\\u{e0041}"},
       {"TagFirstLast", "\xf3\xa0\x80\x80\xf3\xa0\x81\xbf", "\\u{e0000}\\u{e007f}"},
       {"AfterTags", "\xf3\xa0\x82\x80", "\xf3\xa0\x82\x80"},  // U+E0080 is not a tag
+      // Format characters and other characters a terminal draws as nothing:
+      // "model.weight" spelled five ways must not look the same.
+      {"SoftHyphen", "model.\xc2\xadweight", "model.\\u{00ad}weight"},
+      {"InvisibleTimes", "wei\xe2\x81\xa2ght", "wei\\u{2062}ght"},
+      {"VariationSelector16", "weight\xef\xb8\x8f", "weight\\u{fe0f}"},
+      {"MongolianVowelSeparator", "model\xe1\xa0\x8e", "model\\u{180e}"},
+      {"HangulFiller", "\xe3\x85\xa4", "\\u{3164}"},
+      {"CombiningGraphemeJoiner",
+       "a\xcd\x8f"
+       "b",
+       "a\\u{034f}b"},
+      {"ArabicNumberSign", "\xd8\x80", "\\u{0600}"},
+      {"InterlinearAnnotation", "\xef\xbf\xb9", "\\u{fff9}"},
+      {"BraillePatternBlank", "\xe2\xa0\x80", "\\u{2800}"},
+      {"MusicalFormatControl", "\xf0\x9d\x85\xb3", "\\u{1d173}"},
+      {"VariationSelector17", "\xf3\xa0\x84\x80", "\\u{e0100}"},
       // Bytes that are not well-formed UTF-8, one \xNN each.
       {"LoneContinuation",
        "a\x80"
@@ -156,6 +172,8 @@ std::vector<EscapeRow> JsonRows() {
       {"LineParagraphSeparator", "\xe2\x80\xa8\xe2\x80\xa9", "\\u2028\\u2029"},
       {"ZeroWidthJoinerAndBom", "\xe2\x80\x8d\xef\xbb\xbf", "\\u200d\\ufeff"},
       {"TagA", "\xf3\xa0\x81\x81", "\\udb40\\udc41"},
+      {"SoftHyphenAndVariationSelector", "\xc2\xad\xef\xb8\x8f", "\\u00ad\\ufe0f"},
+      {"VariationSelector17", "\xf3\xa0\x84\x80", "\\udb40\\udd00"},
       {"TagFirstLast", "\xf3\xa0\x80\x80\xf3\xa0\x81\xbf", "\\udb40\\udc00\\udb40\\udc7f"},
       // Bytes that are not well-formed UTF-8: PEP 383's lone surrogates.
       {"LoneLatin1Byte", "caf\xe9", "caf\\udce9"},

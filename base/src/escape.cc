@@ -16,18 +16,44 @@ struct Range {
   std::uint32_t last;
 };
 
-// Code points that are invisible or move text around: C1 controls, bidi
-// controls, zero-width characters, line and paragraph separators, tags.
+// Code points that are invisible or move text around: C1 controls, every
+// format character (Unicode's Cf: bidi controls, zero-width characters,
+// invisible operators, prepended concatenation marks, tags), line and
+// paragraph separators, and the other characters a terminal draws as
+// nothing (the combining grapheme joiner, Hangul and Khmer fillers,
+// Mongolian and Unicode variation selectors, the blank braille pattern), so
+// that two names never look the same while their bytes differ. Spaces (Zs,
+// such as U+00A0) stay: they are visible as white space.
 constexpr Range kHidden[] = {
     {0x0080, 0x009F},    // C1 controls (U+009B is CSI)
+    {0x00AD, 0x00AD},    // soft hyphen
+    {0x034F, 0x034F},    // combining grapheme joiner
+    {0x0600, 0x0605},    // Arabic number signs (prepended marks)
     {0x061C, 0x061C},    // Arabic letter mark
+    {0x06DD, 0x06DD},    // Arabic end of ayah
+    {0x070F, 0x070F},    // Syriac abbreviation mark
+    {0x0890, 0x0891},    // Arabic pound and piastre marks above
+    {0x08E2, 0x08E2},    // Arabic disputed end of ayah
+    {0x115F, 0x1160},    // Hangul choseong and jungseong fillers
+    {0x17B4, 0x17B5},    // Khmer inherent vowels
+    {0x180B, 0x180F},    // Mongolian variation selectors and vowel separator
     {0x200B, 0x200F},    // zero-width space, ZWNJ, ZWJ, LRM, RLM
     {0x2028, 0x2029},    // line and paragraph separators
     {0x202A, 0x202E},    // bidi embeddings and overrides
-    {0x2060, 0x2060},    // word joiner
-    {0x2066, 0x2069},    // bidi isolates
+    {0x2060, 0x206F},    // word joiner, invisible operators, isolates, deprecated
+    {0x2800, 0x2800},    // braille pattern blank
+    {0x3164, 0x3164},    // Hangul filler
+    {0xFE00, 0xFE0F},    // variation selectors
     {0xFEFF, 0xFEFF},    // zero-width no-break space (BOM)
+    {0xFFA0, 0xFFA0},    // halfwidth Hangul filler
+    {0xFFF0, 0xFFFB},    // ignorable, interlinear annotation controls
+    {0x110BD, 0x110BD},  // Kaithi number sign
+    {0x110CD, 0x110CD},  // Kaithi number sign above
+    {0x13430, 0x1343F},  // Egyptian hieroglyph format controls
+    {0x1BCA0, 0x1BCA3},  // shorthand format controls
+    {0x1D173, 0x1D17A},  // musical symbol format controls
     {0xE0000, 0xE007F},  // tag characters
+    {0xE0100, 0xE01EF},  // variation selectors supplement
 };
 
 bool Hidden(std::uint32_t cp) {

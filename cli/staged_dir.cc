@@ -126,11 +126,13 @@ bool StagedDirectory::Commit(bool replace) {
   }
   path_.clear();
   Unlist();
+  base::NoteOutputCommitted();
   SyncDirectory(parent_);
   return true;
 }
 
 bool StagedDirectory::Swap() {
+  const base::SignalsHeld held;  // swapped, unlisted and noted as one step
   std::string old;
   if (::renameat2(AT_FDCWD, path_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) == 0) {
     old = path_;  // the staging name now holds the earlier directory
@@ -158,6 +160,7 @@ bool StagedDirectory::Swap() {
   }
   path_.clear();
   Unlist();  // what is left at a temporary name is the earlier directory
+  base::NoteOutputCommitted();
   SyncDirectory(parent_);
   std::error_code ec;
   fs::remove_all(old, ec);  // unlinks links, never follows them

@@ -43,7 +43,10 @@ Child Spawn(const std::vector<std::string>& args) {
   if (pid == 0) {
     ::close(p[1]);
     // Whatever the test runner inherited, kiln starts with the defaults.
-    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+                          SIGPROF, SIGXCPU}) {
+      ::signal(sig, SIG_DFL);
+    }
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -115,7 +118,11 @@ TEST(CliOutput, IngestKilledBySignalLeavesNoTemporary) {
   std::vector<std::uint8_t> payload;
   const std::vector<std::uint8_t> block = BigBlock(4'000'000, &payload);
   ASSERT_FALSE(block.empty());
-  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+  // SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM and SIGPROF end a process by default
+  // too: before they were handled, each left its temporary. (SIGQUIT and
+  // SIGXCPU are handled the same way; their default action dumps core, so
+  // they are left out here.)
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF}) {
     TempDir tmp;
     const std::string out = tmp / "out.klnt";
     Child c = Spawn({"ingest", out});

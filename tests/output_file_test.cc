@@ -10,7 +10,9 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+
 #include <unistd.h>
+#include <csignal>
 
 #include <cerrno>
 #include <cstddef>
@@ -98,6 +100,49 @@ TEST(OutputFile, MoreTemporariesThanTableSlotsStillCommit) {
   for (auto& f : files) EXPECT_TRUE(f->Commit()) << f->error();
   files.clear();
   EXPECT_EQ(Names(tmp.path()).size(), static_cast<std::size_t>(base::kMaxTemporaries + 2));
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// A signal that arrives once the output is in place must not end the
+// program (whose exit status would then say "nothing committed"); one that
+// arrives before must, and remove the temporary. Before NoteOutputCommitted
+// a SIGTERM right after the rename killed kiln with OUT in place.
+int SignalledChild(const fs::path& target, bool commit_first) {
+  base::InstallSignalCleanup();
+  const std::uint8_t bytes[3] = {1, 2, 3};
+  base::OutputFile f(target.string());
+  if (!f.ok() || !f.Write(bytes)) return 1;
+  if (commit_first && !f.Commit()) return 2;
+  ::raise(SIGTERM);
+  return commit_first ? 0 : 3;  // 3: the signal did not end the process
+}
+
+TEST(OutputFile, SignalAfterTheCommitDoesNotEndTheProgram) {
+  for (const bool commit_first : {false, true}) {
+    kiln::testing::ScratchDir tmp;
+    const fs::path target = tmp.path() / "out";
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::signal(SIGTERM, SIG_DFL);
+      ::_exit(SignalledChild(target, commit_first));
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    if (commit_first) {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+      EXPECT_TRUE(fs::exists(target));
+    } else {
+      EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "status " << status;
+      EXPECT_FALSE(fs::exists(target));
+    }
+    EXPECT_EQ(Names(tmp.path()),
+              commit_first ? std::set<std::string>{"out"} : std::set<std::string>{});
+  }
 }
 
 }  // namespace

@@ -39,7 +39,15 @@ struct Slot {
 Slot g_slots[kMaxTemporaries];
 static_assert(std::atomic<int>::is_always_lock_free);
 
-constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// Every signal that ends a process by default and can be caught, except
+// SIGBUS, SIGSEGV and the like (faults: base/mapping_guard.h) and SIGPIPE
+// (ignored by the command): a temporary never outlives a kill that could
+// have been handled.
+constexpr int kCleanupSignals[] = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1,
+                                   SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU};
+// Set once the program's output is in place (NoteOutputCommitted).
+std::atomic<bool> g_committed{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
 
 // Empties the directory `path` (plain files only: kiln's staging directory)
 // and removes it, with async-signal-safe calls (getdents64 as a raw system
@@ -71,6 +79,8 @@ void RemoveDirectoryInHandler(const char* path) {
 }
 
 void OnCleanupSignal(int sig) {
+  // The output is in place: the program finishes and its status says so.
+  if (g_committed.load()) return;
   RemoveListedTemporaries();
   // The default action, raised again: delivered as the handler returns and
   // ends the process, so errno need not be restored.
@@ -124,6 +134,8 @@ void InstallSignalCleanup() {
     (void)::sigaction(sig, &act, nullptr);
   }
 }
+
+void NoteOutputCommitted() { g_committed.store(true); }
 
 SignalsHeld::SignalsHeld() {
   sigset_t block;
@@ -279,6 +291,7 @@ bool OutputFile::MoveIntoPlace() {
   tmp_.clear();
   UnlistTemporary(slot_);
   slot_ = -1;
+  NoteOutputCommitted();
   return true;
 }
 

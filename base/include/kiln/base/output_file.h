@@ -126,7 +126,9 @@ void UnlistTemporary(int slot);
 // (kiln unpack's staging directory, which holds only the plain files kiln
 // created in it) unlinkat of each entry, then rmdir. Async-signal-safe.
 void RemoveListedTemporaries();
-// Installs handlers for SIGINT, SIGTERM and SIGHUP (a signal ignored at
+// Installs handlers for SIGINT, SIGTERM, SIGHUP and every other signal
+// that ends a process by default and can be caught (SIGQUIT, SIGUSR1,
+// SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU; a signal ignored at
 // startup, e.g. SIGHUP under nohup, stays ignored) that call
 // RemoveListedTemporaries(), restore the default action and raise the
 // signal again, so the exit status still says "killed by signal". Also
@@ -135,7 +137,14 @@ void RemoveListedTemporaries();
 // it. For programs (kiln's main); the library never installs handlers.
 void InstallSignalCleanup();
 
-// Blocks SIGINT, SIGTERM and SIGHUP in this thread for its lifetime, so a
+// Says that the program's output is in place. From then on the handlers of
+// InstallSignalCleanup remove nothing and no longer end the process: the
+// program finishes and exits with its own status, so that exit 0 alone says
+// the output was committed, never a death by signal with the output already
+// in place. Call it while SignalsHeld, with the rename.
+void NoteOutputCommitted();
+
+// Blocks those signals in this thread for its lifetime, so a
 // temporary's creation and its listing (or its rename and unlisting) happen
 // as one step for the handler.
 class SignalsHeld {

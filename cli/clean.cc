@@ -172,7 +172,10 @@ int RunClean(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
   }
   if (paths.size() != 1) return CleanUsage(err, "expects one DIR");
-  const std::string& dir = paths[0];
+  // "link/" names what the link points to, and O_NOFOLLOW does not apply to
+  // a path that ends in a slash: the slashes go before the open.
+  std::string dir = paths[0];
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const int dirfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirfd < 0) {
     const int e = errno;

@@ -1,4 +1,5 @@
 // kiln: validate and inspect Kiln v2 tensor directories.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -77,6 +78,12 @@ int Usage(std::string_view why) {
 // (FinishReport); this catches the rest (--help, --version, rules) and
 // anything stdio still holds.
 int Finish(std::string_view command, int status) {
+  if (kiln::cli::StandardOutputClosed() && status != kExitUsage) {
+    // What was printed went to the /dev/null GuardStandardDescriptors put
+    // there (--help, --version, rules): lost, like a failed write.
+    std::cerr << "kiln " << command << ": cannot write the output: standard output is closed\n";
+    return kExitUsage;
+  }
   const bool seen = !std::cout;  // the command has reported it already
   std::cout.flush();
   // Diagnostics are reports too (convert lists the metadata it cannot carry
@@ -134,6 +141,9 @@ int Run(std::string_view command, const std::vector<std::string>& rest) {
   }
   if (command == "rules") return kiln::cli::RunRules(markdown, std::cout);
   if (options.files.empty()) return Usage("no FILE given");
+  if (std::count(options.files.begin(), options.files.end(), "-") > 1) {
+    return Usage("standard input (-) given more than once");  // the second read finds it empty
+  }
   if (command == "validate") return kiln::cli::RunValidate(options, std::cout, std::cerr);
   if (command == "inspect") return kiln::cli::RunInspect(options, std::cout, std::cerr);
   return Usage("unknown command " + std::string(command));
@@ -147,7 +157,8 @@ int main(int argc, char** argv) {
   // of the report, exit 2 with a message, not a silent death by SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   // A temporary output (.kiln-tmp.PID.XXXXXX) is removed when kiln is killed by
-  // SIGINT, SIGTERM or SIGHUP; the signal is then re-raised.
+  // SIGINT, SIGTERM, SIGHUP or another catchable deadly signal; the signal is
+  // then re-raised (not once the output is in place: NoteOutputCommitted).
   kiln::base::InstallSignalCleanup();
   // An input truncated by another process while it is mapped is an I/O
   // error (exit 2, nothing committed), not a death by SIGBUS.

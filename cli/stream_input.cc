@@ -152,7 +152,7 @@ void GuardStandardDescriptors() {
   for (int fd = 0; fd <= 2; ++fd) {
     if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
     // open() returns the lowest free descriptor: this one.
-    const int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    const int opened = ::open(fd == 2 ? "/dev/full" : "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
     if (fd == 0) g_stdin_closed = true;
     if (fd == 1) g_stdout_closed = true;
     if (opened != fd && opened >= 0) ::close(opened);

@@ -41,11 +41,15 @@ struct StreamOutcome {
                                        std::uint64_t idle_timeout_seconds);
 
 // Called first thing in main: a descriptor 0, 1 or 2 the caller left closed
-// is opened on /dev/null, so no file kiln opens (an output's temporary file)
-// can become "standard input" or "standard output" by accident. Standard
-// input that was closed is remembered: reading it is an I/O error; so is
-// standard output: a report written to it is a report that cannot be
-// written (FinishReport).
+// is opened (standard input and output on /dev/null, standard error on
+// /dev/full), so no file kiln opens (an output's temporary file) can become
+// "standard input" or "standard output" by accident. Standard input that was
+// closed is remembered: reading it is an I/O error; so is standard output: a
+// report written to it is a report that cannot be written (FinishReport, and
+// main's Finish for the commands that print without it). On a closed
+// standard error every diagnostic fails to write (/dev/full), so a command
+// that has something to say there (convert's list of the metadata it cannot
+// carry) fails as on any stderr it cannot write, exit 2, nothing committed.
 void GuardStandardDescriptors();
 [[nodiscard]] bool StandardInputClosed();
 [[nodiscard]] bool StandardOutputClosed();

@@ -280,6 +280,65 @@ TEST(CliHostile, ExitStatusAloneSaysWhetherTheOutputWasCommitted) {
   ::close(full);
 }
 
+// Commands that print without a report of their own (--help, --version,
+// rules) on a standard output the caller closed: before, what they printed
+// went to the /dev/null kiln put on descriptor 1, and they exited 0.
+TEST(CliHostile, ClosedStandardOutputIsExit2ForEveryCommand) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"--help"}, {"--version"}, {"rules"}, {"rules", "--markdown"}};
+  for (const auto& args : commands) {
+    const Ran r = RunKilnWith(args, -1, testing::kClosed);
+    EXPECT_EQ(r.code(), 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("standard output is closed"), std::string::npos) << r.err;
+  }
+}
+
+// Standard input can be read once: a second "-" found it empty and was
+// reported as an invalid block (FRAME H1, exit 1) instead of a usage error.
+TEST(CliHostile, StandardInputTwiceIsAUsageError) {
+  const Ran r = RunKilnWith({"validate", "-", "-"}, -1, -1);
+  EXPECT_EQ(r.code(), 2) << r.err;
+  EXPECT_NE(r.err.find("more than once"), std::string::npos) << r.err;
+}
+
+// convert lists the metadata it cannot carry on stderr. Before, a closed
+// stderr became /dev/null: the list was lost, OUT committed, exit 0.
+TEST(CliHostile, ClosedStandardErrorLosesNoDiagnostic) {
+  TempDir tmp;
+  const std::string header = R"({"__metadata__":{"format":"pt"},"w":{"dtype":"U8","shape":[8],)"
+                             R"("data_offsets":[0,8]}})";
+  std::string file(8, '\0');
+  std::uint64_t n = header.size();
+  for (int k = 0; k < 8; ++k) file[static_cast<std::size_t>(k)] = static_cast<char>(n >> (8 * k));
+  file += header + std::string(8, '\1');
+  WriteFile(tmp / "m.safetensors", file);
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(p[0]);
+    testing::ExecKiln({"convert", tmp / "m.safetensors", tmp / "m.klnt"}, -1, p[1],
+                      testing::kClosed);
+  }
+  ::close(p[1]);
+  char buf[256];
+  while (::read(p[0], buf, sizeof(buf)) > 0) {
+  }
+  ::close(p[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_FALSE(fs::exists(tmp / "m.klnt"));
+  for (const std::string& name : Entries(tmp.path())) {
+    EXPECT_FALSE(name.starts_with(".kiln")) << "left " << name;
+  }
+  // With stderr open the same conversion succeeds and says what it dropped.
+  const Ran ok = RunKilnWith({"convert", tmp / "m.safetensors", tmp / "m.klnt"}, -1, -1);
+  EXPECT_EQ(ok.code(), 0) << ok.err;
+  EXPECT_NE(ok.err.find("format"), std::string::npos) << ok.err;
+}
+
 // ---------------------------------------------------------------------------
 // Finding 5: hostile names in machine output. Before the fix inspect --json
 // and validate --json passed C1, bidi, separator and tag characters through
@@ -513,6 +572,14 @@ TEST(CliHostile, CleanRemovesOnlyTheTemporariesOfDeadKilns) {
   // DIR itself may not be a symlink; a missing DIR is an I/O error.
   fs::create_directory_symlink(o, tmp.path() / "link");
   EXPECT_EQ(RunKilnWith({"clean", tmp / "link"}, -1, -1).code(), 2);
+  // Nor through "link/" (a trailing slash makes open() follow the link even
+  // with O_NOFOLLOW): before, this removed the stale temporary inside.
+  WriteFile(o / ".kiln-tmp.999996.qqqqqq", "stale");
+  for (const char* slashes : {"/", "//"}) {
+    EXPECT_EQ(RunKilnWith({"clean", "--min-age", "0", (tmp / "link") + slashes}, -1, -1).code(), 2)
+        << slashes;
+    EXPECT_TRUE(fs::exists(o / ".kiln-tmp.999996.qqqqqq")) << slashes;
+  }
   EXPECT_EQ(RunKilnWith({"clean", tmp / "missing"}, -1, -1).code(), 2);
   EXPECT_EQ(RunKilnWith({"clean"}, -1, -1).code(), 2);
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -94,10 +95,12 @@ constexpr std::uint64_t kNumpyMaxBytes = (std::uint64_t{1} << 63) - 1;
 
 // The array's data bytes, or why NumPy cannot hold it.
 FormatResult<std::uint64_t> ArrayBytes(std::span<const std::uint64_t> shape, unsigned size) {
-  std::optional<std::uint64_t> bytes = size;  // of the nonzero dimensions
-  for (const std::uint64_t d : shape) {
-    if (d != 0 && bytes) bytes = base::CheckedMul(*bytes, d);
-  }
+  // Of the nonzero dimensions; nullopt once the product overflows.
+  const std::optional<std::uint64_t> bytes =
+      std::accumulate(shape.begin(), shape.end(), std::optional<std::uint64_t>(size),
+                      [](std::optional<std::uint64_t> acc, std::uint64_t d) {
+                        return d == 0 || !acc ? acc : base::CheckedMul(*acc, d);
+                      });
   if (!bytes || *bytes > kNumpyMaxBytes) {
     return FormatError{absl::StrFormat(
         "npy shape (%s) of %d-byte elements: the itemsize times the nonzero dimensions exceeds "

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <array>
+#include <numeric>
 
 #include "kiln/base/checked.h"
 #include "kiln/formats/safetensors.h"
@@ -70,8 +71,12 @@ std::optional<SafetensorsDtype> SafetensorsDtypeFor(Dtype dtype) {
 }
 
 std::optional<std::uint64_t> SafetensorsBits(std::span<const std::uint64_t> shape, Dtype dtype) {
-  std::optional<std::uint64_t> bits = 1;
-  for (const std::uint64_t d : shape) bits = bits ? base::CheckedMul(*bits, d) : std::nullopt;
+  // Every dimension in order, a zero included, as the crate multiplies them.
+  const std::optional<std::uint64_t> bits =
+      std::accumulate(shape.begin(), shape.end(), std::optional<std::uint64_t>(1),
+                      [](std::optional<std::uint64_t> acc, std::uint64_t d) {
+                        return acc ? base::CheckedMul(*acc, d) : std::nullopt;
+                      });
   return bits ? base::CheckedMul(*bits, GetDtypeInfo(dtype).bits) : std::nullopt;
 }
 

@@ -183,8 +183,9 @@ class HeaderParser {
     SafetensorsTensor t;
     t.name = key;
     t.entry_offset = 8 + at;
-    return (json_.Eat('[') ? ArrayEntry(&t) : ObjectEntry(&t)) &&
-           (tensors_.push_back(std::move(t)), true);
+    if (!(json_.Eat('[') ? ArrayEntry(&t) : ObjectEntry(&t))) return false;
+    tensors_.push_back(std::move(t));
+    return true;
   }
 
   // {"dtype": ..., "shape": ..., "data_offsets": ...}, in any order.
@@ -389,9 +390,10 @@ FormatResult<SafetensorsFile> ReadSafetensors(std::span<const std::uint8_t> file
   const std::uint64_t data_start = r.position();
   base::Bytes data;
   (void)r.ReadBytes(r.remaining(), &data);
-  for (const SafetensorsTensor& t : out.tensors) {
-    if (auto e = CheckTensor(t, data.size())) return *std::move(e);
-  }
+  const auto bad = std::find_if(out.tensors.begin(), out.tensors.end(), [&](const auto& t) {
+    return CheckTensor(t, data.size()).has_value();
+  });
+  if (bad != out.tensors.end()) return *CheckTensor(*bad, data.size());
   // Offset order; equal ranges (empty tensors) in file order. In place: a
   // stable sort would ask for a buffer as large as the tensors.
   std::sort(out.tensors.begin(), out.tensors.end(), [](const auto& a, const auto& b) {

@@ -121,9 +121,11 @@ TEST(SafetensorsCompat, ReadsWhatTheCrateReadsOrSaysWhy) {
 }
 
 TEST(SafetensorsCompat, ArrayEntryReadsTheSameTensors) {
-  const auto r = ReadSafetensors(St(
+  // The file outlives the result: names are views into it.
+  const Bytes file = St(
       R"({"b":{"dtype":"F8_E5M2","shape":[2],"data_offsets":[2,4]},"a":["F8_E4M3",[1,2],[0,2]]})",
-      4));
+      4);
+  const auto r = ReadSafetensors(file);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r.value().tensors.size(), 2u);
   EXPECT_EQ(r.value().tensors[0].name, "a");

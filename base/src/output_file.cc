@@ -45,7 +45,10 @@ static_assert(std::atomic<int>::is_always_lock_free);
 // have been handled.
 constexpr int kCleanupSignals[] = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1,
                                    SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU};
-// Set once the program's output is in place (NoteOutputCommitted).
+// Set by InstallSignalCleanup: this process is a program that makes one
+// output (a kiln command), whose handlers are ours.
+std::atomic<bool> g_cleanup_installed{false};
+// Set once that program's output is in place (NoteOutputCommitted).
 std::atomic<bool> g_committed{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 
@@ -124,6 +127,7 @@ void InstallSignalCleanup() {
   // fails with EFBIG and takes the ordinary error path (exit 2, temporary
   // removed).
   (void)::signal(SIGXFSZ, SIG_IGN);
+  g_cleanup_installed.store(true);
   for (const int sig : kCleanupSignals) {
     struct sigaction old {};
     if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
@@ -135,7 +139,11 @@ void InstallSignalCleanup() {
   }
 }
 
-void NoteOutputCommitted() { g_committed.store(true); }
+void NoteOutputCommitted() {
+  // Only in a program whose handlers are ours: a library caller (Python, a
+  // test runner) that commits many files keeps its signals as they are.
+  if (g_cleanup_installed.load()) g_committed.store(true);
+}
 
 SignalsHeld::SignalsHeld() {
   sigset_t block;

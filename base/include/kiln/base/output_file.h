@@ -141,7 +141,9 @@ void InstallSignalCleanup();
 // InstallSignalCleanup remove nothing and no longer end the process: the
 // program finishes and exits with its own status, so that exit 0 alone says
 // the output was committed, never a death by signal with the output already
-// in place. Call it while SignalsHeld, with the rename.
+// in place. Call it while SignalsHeld, with the rename. It takes effect only
+// after InstallSignalCleanup, whose callers make one output per process (a
+// kiln command); elsewhere it does nothing.
 void NoteOutputCommitted();
 
 // Blocks those signals in this thread for its lifetime, so a

@@ -642,6 +642,9 @@ TEST(GgufFollowsGgml, FilesAtTheBoundariesAreRead) {
       {"the data section starts at the end of the file", g(1, 0).Info("z", {0}, 0, 0).Pad(32).b, 1},
       {"no tensors and the data section past the end",
        g(0, 1).Str("general.alignment").U32(4).U32(4096).b, 0},
+      // An array of the last element type, f64 (12): u32 array type, u32
+      // element type, u64 count 1, one element.
+      {"an array of f64", g(0, 1).Str("k").U32(9).U32(12).U32(1).U32(0).Zeros(8).b, 0},
       {"a name of 63 bytes", g(1, 0).Info(std::string(63, 'n'), {4}, 0, 0).Pad(32).Zeros(16).b, 1},
       {"4 dimensions", g(1, 0).Info("w", {2, 1, 1, 2}, 0, 0).Pad(32).Zeros(16).b, 1},
       {"a dimension of 2^32", g(1, 0).Info("w", {4294967296, 0}, 0, 0).Pad(32).b, 1},

@@ -1,0 +1,204 @@
+/* kiln's stable C ABI (C99): validate a Kiln v2 tensor directory held in a
+ * buffer or arriving as a stream, and walk the validated directory.
+ *
+ * The verdicts are those of the C++ library and of `kiln validate`: the same
+ * class, rule id, byte offset, tensor and message for every input.
+ *
+ * Conventions (they hold for every function below):
+ * - Nothing here throws, aborts or reads past a length it was given. A
+ *   caller mistake (a null pointer where one is required, a call out of
+ *   order, options with a wrong struct_size) is answered with
+ *   KILN_BAD_ARGUMENT and, where the function takes a kiln_error, an error of
+ *   class KILN_CLASS_ARGUMENT whose message names the argument.
+ * - Strings kiln hands out (names, layout names) are pointer + length: a
+ *   valid name may hold a NUL byte, so nothing assumes C strings. They are
+ *   views: into the caller's buffer for kiln_parse, into the stream's kept
+ *   bytes for a stream; they live as long as that memory.
+ * - Every object a kiln_*_new / kiln_parse creates is freed by its own
+ *   kiln_*_free, which accepts NULL. Errors are plain structs the caller
+ *   owns: no free.
+ * - The library keeps no global state: objects may be used from several
+ *   threads as long as one object is not used by two threads at once.
+ */
+#ifndef KILN_KILN_C_H_
+#define KILN_KILN_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Raised when a struct below changes incompatibly (with the soname). */
+#define KILN_ABI_VERSION 1
+
+/* What every function returns. */
+typedef enum kiln_status {
+  KILN_OK = 0,           /* valid (or: the call succeeded) */
+  KILN_INVALID = 1,      /* the block broke a rule; the error says which */
+  KILN_NEED_MORE = 2,    /* a stream: no verdict yet, feed more or finish */
+  KILN_BAD_ARGUMENT = 3, /* a caller mistake; nothing was changed */
+  KILN_NO_MEMORY = 4     /* an allocation failed; nothing was changed */
+} kiln_status;
+
+/* The error classes of the rule set, and one for caller mistakes. */
+typedef enum kiln_error_class {
+  KILN_CLASS_NONE = 0,
+  KILN_CLASS_FRAME = 1,
+  KILN_CLASS_TYPE = 2,
+  KILN_CLASS_LIMIT = 3,
+  KILN_CLASS_UTF8 = 4,
+  KILN_CLASS_ARGUMENT = 5 /* not a verdict on the bytes: a caller mistake */
+} kiln_error_class;
+
+#define KILN_NO_TENSOR 0xFFFFFFFFu
+#define KILN_MESSAGE_CAPACITY 1024
+
+/* Why a block was rejected. Caller-owned; filled by the functions that take
+ * a kiln_error *, cleared (class NONE, rule "", tensor KILN_NO_TENSOR,
+ * empty message) when they succeed. */
+typedef struct kiln_error {
+  int32_t error_class;        /* kiln_error_class */
+  char rule[4];               /* "H1" .. "P2", NUL-terminated; "" for NONE and ARGUMENT */
+  uint64_t offset;            /* byte offset from the start of the block */
+  uint32_t tensor;            /* descriptor index, or KILN_NO_TENSOR */
+  uint32_t message_truncated; /* 1 when message was cut to fit */
+  size_t message_length;      /* bytes in message, excluding the NUL */
+  /* The field and the values it held, escaped as `kiln validate` prints
+   * it, NUL-terminated; cut at a UTF-8 boundary if longer than the
+   * capacity. */
+  char message[KILN_MESSAGE_CAPACITY];
+} kiln_error;
+
+#define KILN_MODE_WHOLE 0  /* the buffer is exactly one block */
+#define KILN_MODE_PREFIX 1 /* the block starts the buffer; bytes may follow */
+
+/* Options and the caller's limits (exceeding one is LIMIT H7). Initialise
+ * with kiln_options_init: the format's maxima, whole mode. */
+typedef struct kiln_options {
+  uint32_t struct_size; /* sizeof(kiln_options), set by kiln_options_init */
+  uint32_t mode;        /* KILN_MODE_WHOLE or KILN_MODE_PREFIX */
+  uint64_t max_tensor_count;
+  uint64_t max_name_bytes;
+  uint64_t max_block_length;
+} kiln_options;
+
+/* The header fields of a block whose header rules held. */
+typedef struct kiln_header {
+  uint32_t flags;
+  uint32_t tensor_count;
+  uint32_t name_bytes;
+  uint32_t has_names; /* flags & 0x01 */
+  uint64_t payload_bytes;
+  uint64_t directory_bytes;
+  uint64_t payload_base; /* where the payload region starts */
+  uint64_t block_length; /* payload_base + payload_bytes */
+} kiln_header;
+
+#define KILN_MAX_RANK 8
+
+#define KILN_QUANT_NONE 0
+#define KILN_QUANT_PER_AXIS 1
+#define KILN_QUANT_GROUPED 2
+
+/* One tensor of a validated directory. */
+typedef struct kiln_tensor {
+  uint32_t index;
+  uint32_t dtype;         /* the format's dtype code */
+  const char *dtype_name; /* static, NUL-terminated: "f32", "q8_0", ... */
+  const uint8_t *name;    /* view; name_length 0 when the block has no names */
+  size_t name_length;
+  uint32_t rank;
+  uint64_t shape[KILN_MAX_RANK]; /* slots >= rank are 0 */
+  uint64_t element_count;
+  uint64_t byte_offset; /* from the start of the payload region */
+  uint64_t byte_length;
+  uint64_t block_offset;  /* from the start of the block: payload_base + byte_offset */
+  const uint8_t *payload; /* view into the caller's buffer; NULL from a stream */
+  const uint8_t *layout;  /* opaque dtypes: the layout name (view), else length 0 */
+  size_t layout_length;
+  uint32_t block_size;   /* opaque dtypes only */
+  uint32_t quant_scheme; /* KILN_QUANT_* */
+  uint32_t quant_axis;   /* 0xFFFF when none */
+  uint32_t quant_group_size;
+  uint32_t quant_scale_index; /* KILN_NO_TENSOR when none */
+  uint32_t quant_outer_index; /* KILN_NO_TENSOR when none */
+} kiln_tensor;
+
+/* "0.1.0": the library version, static. */
+const char *kiln_version(void);
+/* KILN_ABI_VERSION of the library actually loaded. */
+uint32_t kiln_abi_version(void);
+/* "FRAME", "TYPE", "LIMIT", "UTF8", "ARGUMENT", or "" (static). */
+const char *kiln_error_class_name(int32_t error_class);
+/* The one-line statement of a rule ("H1".."P2", length bytes); NULL when
+ * there is no such rule. Static, NUL-terminated. */
+const char *kiln_rule_summary(const char *rule, size_t length);
+
+/* The format's maxima, whole mode. KILN_BAD_ARGUMENT for NULL. */
+kiln_status kiln_options_init(kiln_options *options);
+
+/* Validates data[0, size). options may be NULL (defaults); error may be
+ * NULL. KILN_OK or KILN_INVALID (error filled), or KILN_BAD_ARGUMENT
+ * (data NULL with size > 0, bad options). Allocates at most 16 bytes per
+ * tensor, freed before it returns. */
+kiln_status kiln_validate(const uint8_t *data, size_t size, const kiln_options *options,
+                          kiln_error *error);
+
+/* A validated directory (opaque). */
+typedef struct kiln_directory kiln_directory;
+
+/* As kiln_validate, and on KILN_OK stores a new directory in *out (which
+ * refers to data: data must outlive it and not change). *out is NULL on
+ * any other status. Free it with kiln_directory_free. */
+kiln_status kiln_parse(const uint8_t *data, size_t size, const kiln_options *options,
+                       kiln_directory **out, kiln_error *error);
+void kiln_directory_free(kiln_directory *directory);
+
+kiln_status kiln_directory_header(const kiln_directory *directory, kiln_header *out);
+/* 0 for NULL. */
+uint32_t kiln_directory_tensor_count(const kiln_directory *directory);
+/* Tensor `index` < tensor_count; KILN_BAD_ARGUMENT otherwise. */
+kiln_status kiln_directory_tensor(const kiln_directory *directory, uint32_t index,
+                                  kiln_tensor *out);
+
+/* The streaming validator: feed chunks in order; it keeps the header and
+ * the directory region (never a payload byte). Verdicts as kiln_validate's
+ * on the same bytes, however they are cut (docs/spec.md, section 5.1). */
+typedef struct kiln_stream kiln_stream;
+
+/* A new validator, or NULL (bad options, or no memory). */
+kiln_stream *kiln_stream_new(const kiln_options *options);
+void kiln_stream_free(kiln_stream *stream);
+
+/* The next size bytes. Returns the status after them: KILN_NEED_MORE,
+ * KILN_INVALID or KILN_OK (block_length bytes arrived and every rule
+ * held). *used (may be NULL) is how many bytes of this chunk were taken.
+ * After kiln_stream_finish: KILN_BAD_ARGUMENT, nothing taken. */
+kiln_status kiln_stream_feed(kiln_stream *stream, const uint8_t *data, size_t size, size_t *used);
+/* The stream has ended: KILN_NEED_MORE becomes the truncation verdict.
+ * Returns the final status (KILN_OK or KILN_INVALID). Calling it again
+ * returns the same status. */
+kiln_status kiln_stream_finish(kiln_stream *stream);
+/* The current status, without changing anything. */
+kiln_status kiln_stream_status(const kiln_stream *stream);
+/* Fills *error when the status is KILN_INVALID (KILN_OK returned), else
+ * clears it and returns the status. */
+kiln_status kiln_stream_error(const kiln_stream *stream, kiln_error *error);
+/* The header, once its rules held (byte 64): KILN_OK; else KILN_NEED_MORE. */
+kiln_status kiln_stream_header(const kiln_stream *stream, kiln_header *out);
+/* The validated directory (payload views NULL), owned by the stream and
+ * valid until kiln_stream_free; NULL unless the status is KILN_OK. */
+const kiln_directory *kiln_stream_directory(const kiln_stream *stream);
+/* Bytes taken so far. */
+uint64_t kiln_stream_consumed(const kiln_stream *stream);
+/* How many more bytes may be fed before the next point where a verdict can
+ * be decided (0 once settled). */
+uint64_t kiln_stream_bytes_to_checkpoint(const kiln_stream *stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_KILN_C_H_ */

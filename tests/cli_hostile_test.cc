@@ -675,5 +675,36 @@ TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {
   EXPECT_NE(r.err.find("truncated while it was read"), std::string::npos) << r.err;
 }
 
+// The timeout bounds silence, not the whole stream: a writer that trickles
+// the block in 8 pieces 300 ms apart (2.4 s in all) is read to the end with
+// --idle-timeout 1, by validate and by ingest.
+TEST(CliHostile, TricklingWriterIsNotGivenUpOn) {
+  TempDir tmp;
+  const std::string block = BigBlock(4000);
+  for (const bool ingest : {false, true}) {
+    int p[2] = {-1, -1};
+    // Close-on-exec: kiln must not hold the writing end (it would never see
+    // the end of the stream).
+    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    std::thread writer([&block, fd = p[1]] {
+      const std::size_t piece = block.size() / 8 + 1;
+      for (std::size_t at = 0; at < block.size(); at += piece) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        const std::size_t n = std::min(piece, block.size() - at);
+        if (::write(fd, block.data() + at, n) != static_cast<ssize_t>(n)) break;
+      }
+      ::close(fd);
+    });
+    const std::vector<std::string> args =
+        ingest ? std::vector<std::string>{"ingest", "--idle-timeout", "1", tmp / "out.klnt"}
+               : std::vector<std::string>{"validate", "--idle-timeout", "1", "-"};
+    const Ran r = RunKilnWith(args, p[0], -1, [] { ::alarm(20); });
+    writer.join();
+    ::close(p[0]);
+    EXPECT_EQ(r.code(), 0) << (ingest ? "ingest" : "validate") << ": " << r.err;
+  }
+  EXPECT_EQ(ReadAll(tmp / "out.klnt"), block);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -1,13 +1,13 @@
 // Every rejection in the parser is built by Fail(): the class comes from the
 // rule table, so a check cannot report a rule under the wrong class.
-#ifndef KILN_SRC_FAIL_H_
-#define KILN_SRC_FAIL_H_
+#ifndef KILN_INTERNAL_FAIL_H_
+#define KILN_INTERNAL_FAIL_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "absl/strings/str_format.h"
+#include "kiln/base/format.h"
 #include "kiln/status.h"
 
 namespace kiln::internal {
@@ -20,18 +20,20 @@ using Check = std::optional<Error>;
 
 // Rejects the block under `rule`, at absolute byte `offset`, for header rules.
 template <typename... Args>
-[[nodiscard]] Error Fail(Rule rule, std::uint64_t offset, const absl::FormatSpec<Args...>& format,
+[[nodiscard]] Error Fail(Rule rule, std::uint64_t offset,
+                         const base::FormatString<std::type_identity_t<Args>...>& format,
                          const Args&... args) {
-  return MakeError(rule, offset, std::nullopt, absl::StrFormat(format, args...));
+  return MakeError(rule, offset, std::nullopt, base::Format<Args...>(format, args...));
 }
 
 // Rejects the block under `rule` for tensor `tensor`.
 template <typename... Args>
 [[nodiscard]] Error FailTensor(Rule rule, std::uint64_t offset, std::uint32_t tensor,
-                               const absl::FormatSpec<Args...>& format, const Args&... args) {
-  return MakeError(rule, offset, tensor, absl::StrFormat(format, args...));
+                               const base::FormatString<std::type_identity_t<Args>...>& format,
+                               const Args&... args) {
+  return MakeError(rule, offset, tensor, base::Format<Args...>(format, args...));
 }
 
 }  // namespace kiln::internal
 
-#endif  // KILN_SRC_FAIL_H_
+#endif  // KILN_INTERNAL_FAIL_H_

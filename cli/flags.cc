@@ -1,18 +1,18 @@
 #include "flags.h"
 
 #include <algorithm>
-#include <charconv>
 #include <iterator>
 #include <optional>
 
+#include "kiln/base/decimal.h"
 #include "size_arg.h"
 
 namespace kiln::cli {
 
 bool ParseU64(std::string_view text, std::uint64_t* out) {
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, *out, 10);
-  return ec == std::errc() && ptr == end && !text.empty();
+  const std::optional<std::uint64_t> n = base::ParseDecimal(text);
+  if (n) *out = *n;
+  return n.has_value();
 }
 
 namespace {

@@ -55,10 +55,11 @@ constexpr LimitFlag kLimitFlags[] = {
 // flags) admits it.
 const LimitFlag* FindLimitFlag(const std::string& flag, const std::vector<std::string>& allowed,
                                bool kiln_only) {
-  const auto row = std::find_if(std::begin(kLimitFlags), std::end(kLimitFlags),
-                                [&](const LimitFlag& f) { return f.name == flag; });
+  const auto admitted = [&](const LimitFlag& f) {
+    return f.name == flag && (f.bounds_kiln_input || !kiln_only);
+  };
+  const auto* row = std::find_if(std::begin(kLimitFlags), std::end(kLimitFlags), admitted);
   if (row == std::end(kLimitFlags)) return nullptr;
-  if (kiln_only && !row->bounds_kiln_input) return nullptr;
   if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), flag) == allowed.end()) {
     return nullptr;
   }
@@ -118,6 +119,13 @@ FlagParse ParseIdleTimeoutFlag(const std::vector<std::string>& args, std::size_t
   *seconds = n;
   ++*i;
   return FlagParse::kParsed;
+}
+
+FlagParse ParseTimeoutOrLimitFlag(const std::vector<std::string>& args, std::size_t* i,
+                                  std::uint64_t* seconds, Limits* limits, std::string* error) {
+  const FlagParse timeout = ParseIdleTimeoutFlag(args, i, seconds, error);
+  if (timeout != FlagParse::kNotALimit) return timeout;
+  return ParseLimitFlag(args, i, limits, error);
 }
 
 }  // namespace kiln::cli

@@ -47,6 +47,12 @@ using formats::kDefaultIdleTimeoutSeconds;
 [[nodiscard]] FlagParse ParseIdleTimeoutFlag(const std::vector<std::string>& args, std::size_t* i,
                                              std::uint64_t* seconds, std::string* error);
 
+// --idle-timeout, then the limit flags of a Kiln input (ParseLimitFlag):
+// the flags kiln validate, inspect and ingest share.
+[[nodiscard]] FlagParse ParseTimeoutOrLimitFlag(const std::vector<std::string>& args,
+                                                std::size_t* i, std::uint64_t* seconds,
+                                                Limits* limits, std::string* error);
+
 // A decimal u64, the whole of `text`.
 [[nodiscard]] bool ParseU64(std::string_view text, std::uint64_t* out);
 

@@ -62,12 +62,8 @@ std::optional<int> ParseArgs(const std::vector<std::string>& args, IngestArgs* a
     } else if (arg == "--from") {
       if (i + 1 >= args.size()) return IngestUsage(err, "--from needs FILE");
       a->from = args[++i];
-    } else if (const FlagParse t = ParseIdleTimeoutFlag(args, &i, &a->idle_timeout_seconds, &why);
-               t == FlagParse::kBadValue) {
-      return IngestUsage(err, why);
-    } else if (t == FlagParse::kParsed) {
-      continue;
-    } else if (const FlagParse f = ParseLimitFlag(args, &i, &a->limits, &why);
+    } else if (const FlagParse f =
+                   ParseTimeoutOrLimitFlag(args, &i, &a->idle_timeout_seconds, &a->limits, &why);
                f == FlagParse::kBadValue) {
       return IngestUsage(err, why);
     } else if (f == FlagParse::kParsed) {

@@ -87,11 +87,7 @@ bool FortranIsCOrder(std::span<const std::uint64_t> shape) {
          std::count_if(shape.begin(), shape.end(), [](std::uint64_t d) { return d > 1; }) <= 1;
 }
 
-// NumPy's sizes are npy_intp, signed 64-bit: numpy.load refuses a shape
-// unless the itemsize times the product of its nonzero dimensions is at most
-// 2^63-1 ("array is too big"; a dimension of 2^63 or more fails before that),
-// even when a zero dimension leaves the array empty.
-constexpr std::uint64_t kNumpyMaxBytes = (std::uint64_t{1} << 63) - 1;
+// kNumpyMaxBytes: kiln/formats/policy.h.
 
 // The array's data bytes, or why NumPy cannot hold it.
 FormatResult<std::uint64_t> ArrayBytes(std::span<const std::uint64_t> shape, unsigned size) {

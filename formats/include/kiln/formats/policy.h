@@ -52,6 +52,36 @@ inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 // field): NumPy's own max_header_size, past which numpy.load refuses a file
 // unless told to trust it (allow_pickle=True).
 inline constexpr std::uint64_t kMaxNpyHeaderBytes = 10'000;
+// NumPy's sizes are npy_intp, signed 64-bit: numpy.load refuses a shape
+// unless the itemsize times the product of its nonzero dimensions is at most
+// 2^63-1 ("array is too big"; a dimension of 2^63 or more fails before that),
+// even when a zero dimension leaves the array empty.
+inline constexpr std::uint64_t kNumpyMaxBytes = (std::uint64_t{1} << 63) - 1;
+
+// ggml's own bounds (ggml.h, gguf.cpp): at most GGML_MAX_DIMS dimensions, a
+// tensor name shorter than GGML_MAX_NAME bytes (gguf.cpp refuses 64 and more).
+inline constexpr std::uint32_t kGgmlMaxDims = 4;
+inline constexpr std::uint64_t kGgmlMaxName = 64;
+// The bounds of the other reference, @huggingface/gguf 0.4.6, where they are
+// tighter than gguf.cpp's: it refuses more key/value pairs, more tensors and
+// dimensions above these, and reads nothing past the first 50,000,000 bytes
+// (its buffer's limit; 48,000,000 leaves it the look-ahead it fetches).
+inline constexpr std::uint64_t kGgufMaxKeyValues = 100'000;
+inline constexpr std::uint64_t kGgufMaxTensors = 10'000'000;
+inline constexpr std::uint64_t kGgufMaxDimension = std::uint64_t{1} << 32;
+inline constexpr std::uint64_t kGgufMaxHeaderBytes = 48'000'000;
+// It computes the data section's start as a JavaScript 32-bit integer, and
+// reads a key only within the 500,000 bytes it has fetched ahead.
+inline constexpr std::uint64_t kGgufMaxAlignment = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kGgufMaxKeyBytes = 65'535;
+// The longest metadata string value and the longest array kiln reads. ggml's
+// gguf.cpp reads up to 2^30 of each; @huggingface/gguf 0.4.6 refuses arrays
+// of more than 1,000,000 elements and strings of more than 10,000,000 bytes,
+// and reads a string only as far as the 2,000,000-byte chunks it has fetched
+// (a longer one can leave the next read outside them).
+inline constexpr std::uint64_t kMaxGgufStringBytes = 1'000'000;
+inline constexpr std::uint64_t kMaxGgufArrayElements = 1'000'000;
+
 // GGUF key/value pairs, or safetensors __metadata__ entries: real files have
 // tens to a few hundred (a GGUF vocabulary is one array value), and Kiln has
 // no place for metadata anyway. While checking keys for repeats a reader

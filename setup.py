@@ -1,71 +1,69 @@
-"""Builds the kiln Python package with its C++ sources, offline, from
-Debian's packages (python3-setuptools, python3-dev, pybind11-dev, libabsl-dev):
+"""Builds the kiln Python package offline, from Debian's packages
+(python3-setuptools, python3-dev, pybind11-dev, libabsl-dev, cmake):
 
     python3 -m pip install --no-build-isolation .       # from the repository root
     python3 -m pip wheel --no-build-isolation --no-deps -w dist .
 
-The extension kiln._kiln compiles the parser (and writer) sources itself, so
-nothing needs to be built with CMake first. See docs/python.md.
+The extension kiln._kiln is built by the project's own CMake build (the
+target kiln_python, python/CMakeLists.txt), with the same compiler flags,
+warnings and hardening as the library and the command; nothing is compiled
+twice or with other flags. See docs/python.md.
 """
 
 import glob
 import os
-import shlex
+import shutil
 import subprocess
 import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
-def rel(*parts):
-    return os.path.join(*parts)
+class CMakeExtension(Extension):
+    """An extension that a CMake target builds."""
+
+    def __init__(self, name: str, target: str) -> None:
+        super().__init__(name, sources=[])
+        self.target = target
 
 
-def pybind11_include():
-    """pybind11's headers: Debian's pybind11-dev puts them in /usr/include."""
-    try:
-        import pybind11  # python3-pybind11 or a pip install
+class CMakeBuild(build_ext):
+    """Configures the project with CMake (library and module only), builds
+    the module's target and copies it where setuptools packs it."""
 
-        return [pybind11.get_include()]
-    except ImportError:
-        if os.path.exists("/usr/include/pybind11/pybind11.h"):
-            return []  # already on the default include path
-        sys.exit("kiln: pybind11's headers are missing (Debian: apt-get install pybind11-dev)")
-
-
-def absl_libs():
-    """Abseil's link flags, as pkg-config (libabsl-dev) gives them."""
-    try:
-        out = subprocess.run(["pkg-config", "--libs", "absl_str_format", "absl_strings"],
-                             check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        sys.exit(f"kiln: pkg-config cannot find Abseil ({e}); Debian: apt-get install libabsl-dev")
-    return shlex.split(out)
-
-
-def sources():
-    """The module's sources, the library sources (parser/src, and base/src and
-    writer/src once BlockWriter has its own library), and the stream binding
-    when the library has kiln/stream.h."""
-    files = sorted(glob.glob(rel("python", "src", "*.cc")))
-    files = [f for f in files if not f.endswith("stream_binding.cc")]
-    for lib in ("base", "parser", "writer"):
-        files += sorted(glob.glob(rel(lib, "src", "*.cc")))
-    macros = []
-    if os.path.exists(rel(ROOT, "parser", "include", "kiln", "stream.h")):
-        files.append(rel("python", "src", "stream_binding.cc"))
-        macros.append(("KILN_PYTHON_HAVE_STREAM", "1"))
-    return files, macros
+    def build_extension(self, ext: CMakeExtension) -> None:
+        build_dir = os.path.abspath(os.path.join(self.build_temp, "cmake"))
+        configure = [
+            "cmake", "-S", ROOT, "-B", build_dir,
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-DPython3_EXECUTABLE={sys.executable}",
+            "-DKILN_BUILD_PYTHON=ON",
+            "-DKILN_BUILD_CLI=OFF", "-DKILN_BUILD_TESTS=OFF",
+            "-DKILN_BUILD_BENCH=OFF", "-DKILN_BUILD_FUZZERS=OFF",
+        ]
+        if shutil.which("ninja"):
+            configure += ["-G", "Ninja"]
+        jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))
+        try:
+            subprocess.run(configure, check=True)
+            subprocess.run(["cmake", "--build", build_dir, "--target", ext.target, "-j", jobs],
+                           check=True)
+        except FileNotFoundError:
+            sys.exit("kiln: cmake is missing (Debian: apt-get install cmake)")
+        except subprocess.CalledProcessError as e:
+            sys.exit(f"kiln: the CMake build failed ({e})")
+        built = glob.glob(os.path.join(build_dir, "python", "kiln", "_kiln*.so"))
+        if len(built) != 1:
+            sys.exit(f"kiln: expected one _kiln module in {build_dir}/python/kiln, found {built}")
+        destination = self.get_ext_fullpath(ext.name)
+        os.makedirs(os.path.dirname(destination), exist_ok=True)
+        shutil.copyfile(built[0], destination)
 
 
-os.chdir(ROOT)  # setuptools wants source paths relative to setup.py
-files, macros = sources()
-include_dirs = pybind11_include() + [
-    d for lib in ("base", "parser", "writer") for d in (f"{lib}/include", f"{lib}/src")
-    if os.path.isdir(d)
-]
+os.chdir(ROOT)  # setuptools wants paths relative to setup.py
 
 setup(
     name="kiln",
@@ -75,17 +73,7 @@ setup(
     package_dir={"": "python"},
     python_requires=">=3.9",
     install_requires=["numpy"],
-    ext_modules=[
-        Extension(
-            "kiln._kiln",
-            sources=files,
-            include_dirs=include_dirs,
-            define_macros=macros,
-            language="c++",
-            extra_compile_args=["-std=c++20", "-fvisibility=hidden", "-O2", "-Wall",
-                                "-Wextra"],
-            extra_link_args=absl_libs(),
-        )
-    ],
+    ext_modules=[CMakeExtension("kiln._kiln", target="kiln_python")],
+    cmdclass={"build_ext": CMakeBuild},
     zip_safe=False,
 )

@@ -17,21 +17,13 @@
 #include "commands.h"
 #include "flags.h"
 #include "kiln/base/escape.h"
+#include "kiln/formats/policy.h"
 #include "output_file.h"
 #include "report.h"
 #include "stream_input.h"
 
 namespace kiln::cli {
 namespace {
-
-// An upload policy, not the format's maxima (which allow a 2^64-byte block
-// and four billion tensors): what a service taking blocks from strangers
-// would set. The directory kept in memory is then at most 100,000 * 128 +
-// 1 MiB bytes (about 13.8 MB). --no-limits lifts all three.
-constexpr std::uint64_t kDefaultMaxBlockBytes = std::uint64_t{10} << 30;  // 10 GiB
-constexpr std::uint64_t kDefaultMaxTensors = 100'000;
-// Heap offsets are u16, so no valid heap is much larger than 128 KiB.
-constexpr std::uint64_t kDefaultMaxNameBytes = std::uint64_t{1} << 20;
 
 // Start the disk writes every 16 MiB, while the upload is still arriving.
 constexpr std::uint64_t kWritebackBytes = std::uint64_t{16} << 20;
@@ -48,7 +40,8 @@ struct IngestArgs {
   std::string from;  // empty: standard input
   std::string out;
   std::uint64_t idle_timeout_seconds = kDefaultIdleTimeoutSeconds;
-  Limits limits{kDefaultMaxTensors, kDefaultMaxNameBytes, kDefaultMaxBlockBytes};
+  // An upload service's policy (kiln/formats/policy.h); --no-limits lifts it.
+  Limits limits = formats::kUploadService.kiln;
 };
 
 int IngestUsage(std::ostream& err, const std::string& why) {
@@ -69,12 +62,8 @@ std::optional<int> ParseArgs(const std::vector<std::string>& args, IngestArgs* a
     } else if (arg == "--from") {
       if (i + 1 >= args.size()) return IngestUsage(err, "--from needs FILE");
       a->from = args[++i];
-    } else if (const FlagParse t = ParseIdleTimeoutFlag(args, &i, &a->idle_timeout_seconds, &why);
-               t == FlagParse::kBadValue) {
-      return IngestUsage(err, why);
-    } else if (t == FlagParse::kParsed) {
-      continue;
-    } else if (const FlagParse f = ParseLimitFlag(args, &i, &a->limits, &why);
+    } else if (const FlagParse f =
+                   ParseTimeoutOrLimitFlag(args, &i, &a->idle_timeout_seconds, &a->limits, &why);
                f == FlagParse::kBadValue) {
       return IngestUsage(err, why);
     } else if (f == FlagParse::kParsed) {

@@ -126,13 +126,8 @@ int Run(std::string_view command, const std::vector<std::string>& rest) {
       markdown = true;
     } else if (arg == "--prefix") {
       options.parse.mode = kiln::Mode::kPrefix;
-    } else if (const auto t =
-                   kiln::cli::ParseIdleTimeoutFlag(rest, &i, &options.idle_timeout_seconds, &why);
-               t == kiln::cli::FlagParse::kBadValue) {
-      return Usage(why);
-    } else if (t == kiln::cli::FlagParse::kParsed) {
-      continue;
-    } else if (const auto f = kiln::cli::ParseLimitFlag(rest, &i, &options.parse.limits, &why);
+    } else if (const auto f = kiln::cli::ParseTimeoutOrLimitFlag(
+                   rest, &i, &options.idle_timeout_seconds, &options.parse.limits, &why);
                f == kiln::cli::FlagParse::kBadValue) {
       return Usage(why);
     } else if (f == kiln::cli::FlagParse::kNotALimit) {
@@ -155,7 +150,7 @@ int main(int argc, char** argv) {
   kiln::cli::GuardStandardDescriptors();
   // A reader that goes away (kiln validate ... | head -1) is a failed write
   // of the report, exit 2 with a message, not a silent death by SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
+  (void)std::signal(SIGPIPE, SIG_IGN);
   // A temporary output (.kiln-tmp.PID.XXXXXX) is removed when kiln is killed by
   // SIGINT, SIGTERM, SIGHUP or another catchable deadly signal; the signal is
   // then re-raised (not once the output is in place: NoteOutputCommitted).

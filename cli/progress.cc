@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "kiln/formats/npy.h"
 
 namespace kiln::cli {
 
@@ -41,24 +41,14 @@ Payload SourcePayload(std::span<const std::uint8_t> bytes, unsigned swap_width,
     return Payload::Bytes(bytes);
   }
   std::uint64_t at = 0;
-  return Payload::Stream(
-      bytes.size(), [bytes, swap_width, progress, at](std::span<std::uint8_t> out) mutable {
-        if (out.size() > bytes.size() - at) return false;
-        if (swap_width < 2) {
-          std::memcpy(out.data(), bytes.data() + at, out.size());
-        } else {
-          for (std::size_t k = 0; k < out.size(); ++k) {
-            // Byte j of a unit comes from byte width-1-j of the same unit,
-            // wherever the chunk boundaries fall.
-            const std::uint64_t i = at + k,
-                                src = i - i % swap_width + (swap_width - 1 - i % swap_width);
-            out[k] = src < bytes.size() ? bytes[src] : bytes[i];
-          }
-        }
-        at += out.size();
-        if (progress != nullptr) progress->Advance(out.size());
-        return true;
-      });
+  return Payload::Stream(bytes.size(),
+                         [bytes, swap_width, progress, at](std::span<std::uint8_t> out) mutable {
+                           if (out.size() > bytes.size() - at) return false;
+                           formats::CopySwapped(bytes, at, out, swap_width);
+                           at += out.size();
+                           if (progress != nullptr) progress->Advance(out.size());
+                           return true;
+                         });
 }
 
 }  // namespace kiln::cli

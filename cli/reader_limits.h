@@ -1,36 +1,27 @@
-// The caller limits of kiln convert and kiln pack, from the command line.
+// The caller limits of kiln convert and kiln pack, from the command line
+// (the bounds themselves: kiln/formats/policy.h).
 #ifndef KILN_CLI_READER_LIMITS_H_
 #define KILN_CLI_READER_LIMITS_H_
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "kiln/formats/limits.h"
+#include "kiln/formats/policy.h"
 #include "kiln/writer.h"
 
 namespace kiln::cli {
 
-struct InputLimits {
-  // --max-tensors, --max-metadata-entries, --max-header-bytes. The CLI only
-  // lowers max_tensors: a file with more than kMaxNamedKilnTensors tensors
-  // cannot become a Kiln block.
-  formats::ReaderLimits reader;
-  // --max-block-bytes: the longest Kiln block to write (default: none).
-  std::uint64_t max_block_bytes = std::numeric_limits<std::uint64_t>::max();
-  // The same flags for a Kiln input (kiln convert IN.klnt): --max-tensors,
-  // --max-block-bytes and --max-name-bytes, as kiln validate reads them.
-  Limits kiln;
-};
+// Every bound of kiln convert and kiln pack: the format's maxima
+// (formats::kFormatMaxima) lowered by the limit flags (flags.h).
+using InputLimits = formats::Policy;
 
 // When args[*i] is a limit flag that `allowed` lists, reads its value
 // (advancing *i) and sets *taken; returns an error message when the value is
-// missing or not a number, else nullopt. Values are read as the shared flag
-// parser reads them (flags.h: byte counts take K, M, G, T).
+// missing or not a number, else nullopt (ParsePolicyFlag, flags.h).
 [[nodiscard]] std::optional<std::string> TakeLimitFlag(const std::vector<std::string>& args,
                                                        std::size_t* i,
                                                        const std::vector<std::string>& allowed,

@@ -28,6 +28,7 @@
 #include "kiln/base/mapping_guard.h"
 #include "kiln/directory.h"
 #include "kiln/formats/npy.h"
+#include "kiln/formats/policy.h"
 #include "mapped_file.h"
 #include "output_file.h"
 #include "progress.h"
@@ -38,14 +39,6 @@ namespace kiln::cli {
 namespace {
 
 constexpr std::string_view kIndexName = "index.tsv";
-
-// The default bound on the tensors of one block, hence on the files one
-// unpack creates (one per tensor, plus index.tsv). The format allows 2^32-1,
-// and a 128 MB upload holds a million 128-byte descriptors; 100,000 files is
-// well past any model's tensor count (the largest have a few thousand) and
-// still a directory that ls, rm and file managers handle. --max-tensors
-// changes it.
-constexpr std::uint64_t kDefaultMaxTensors = 100'000;
 
 constexpr std::string_view kUnpackUsage =
     "usage: kiln unpack [--force] [--max-tensors N] [--max-block-bytes N] [--max-name-bytes N] "
@@ -185,7 +178,8 @@ struct UnpackArgs {
 // An exit code when the arguments are wrong.
 std::optional<int> ParseArgs(const std::vector<std::string>& args, UnpackArgs* a,
                              std::ostream& err) {
-  a->parse.limits.max_tensor_count = kDefaultMaxTensors;
+  // At most kUnpackMaxTensors files by default (kiln/formats/policy.h).
+  a->parse.limits = formats::kUnpackPolicy.kiln;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string why;
     if (args[i] == "--force") {

@@ -23,22 +23,7 @@ using internal::Quoted;
 constexpr std::uint64_t kMinKeyValueBytes = 8 + 4 + 1;
 constexpr std::uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;
 
-// ggml's own bounds (ggml.h, gguf.cpp): at most GGML_MAX_DIMS dimensions, a
-// tensor name shorter than GGML_MAX_NAME bytes (gguf.cpp refuses 64 and more).
-constexpr std::uint32_t kGgmlMaxDims = 4;
-constexpr std::uint64_t kGgmlMaxName = 64;
-// The bounds of the other reference, @huggingface/gguf 0.4.6, where they are
-// tighter than gguf.cpp's: it refuses more key/value pairs, more tensors and
-// dimensions above these, and reads nothing past the first 50,000,000 bytes
-// (its buffer's limit; 48,000,000 leaves it the look-ahead it fetches).
-constexpr std::uint64_t kMaxKeyValues = 100'000;
-constexpr std::uint64_t kMaxTensors = 10'000'000;
-constexpr std::uint64_t kMaxDimension = std::uint64_t{1} << 32;
-constexpr std::uint64_t kMaxHeaderBytes = 48'000'000;
-// It computes the data section's start as a JavaScript 32-bit integer, and
-// reads a key only within the 500,000 bytes it has fetched ahead.
-constexpr std::uint64_t kMaxAlignment = std::uint64_t{1} << 30;
-constexpr std::uint64_t kMaxKeyBytes = 65'535;
+// ggml's and @huggingface/gguf's bounds: kGgml*, kGguf* (kiln/formats/policy.h).
 
 // Reads a GGUF string (u64 length, bytes) as a view; false when it runs past
 // the end.
@@ -125,13 +110,13 @@ class GgufParser {
       return FailAt(16, "metadata_kv_count %d exceeds the limit of %d entries", kv_count_,
                     limits_.max_metadata_entries);
     }
-    if (tensor_count_ > kMaxTensors) {
+    if (tensor_count_ > kGgufMaxTensors) {
       return FailAt(8, "tensor_count %d exceeds %d, the most @huggingface/gguf reads",
-                    tensor_count_, kMaxTensors);
+                    tensor_count_, kGgufMaxTensors);
     }
-    if (kv_count_ > kMaxKeyValues) {
+    if (kv_count_ > kGgufMaxKeyValues) {
       return FailAt(16, "metadata_kv_count %d exceeds %d, the most @huggingface/gguf reads",
-                    kv_count_, kMaxKeyValues);
+                    kv_count_, kGgufMaxKeyValues);
     }
     const std::uint64_t least = r_.position() + kv_count_ * kMinKeyValueBytes +
                                 tensor_count_ * kMinTensorInfoBytes;  // fits: bounded above
@@ -146,7 +131,7 @@ class GgufParser {
 
   // The caller's limit, or 48,000,000 bytes when that is lower.
   std::uint64_t HeaderLimit() const {
-    return std::min(internal::HeaderLimit(limits_), kMaxHeaderBytes);
+    return std::min(internal::HeaderLimit(limits_), kGgufMaxHeaderBytes);
   }
   const char* HeaderLimitWhy() const {
     return HeaderLimit() < internal::HeaderLimit(limits_)
@@ -185,9 +170,9 @@ class GgufParser {
       std::uint32_t type = 0;
       if (!ReadString(r_, &key)) return Fail("metadata key %d runs past the end of the file", i);
       if (key.empty()) return FailAt(at, "metadata key %d is empty", i);
-      if (key.size() > kMaxKeyBytes) {
+      if (key.size() > kGgufMaxKeyBytes) {
         return FailAt(at, "metadata key %d %s is %d bytes long, more than %d", i, Quoted(key),
-                      key.size(), kMaxKeyBytes);
+                      key.size(), kGgufMaxKeyBytes);
       }
       if (const std::string why = TextProblem(key); !why.empty()) {
         return FailAt(at, "metadata key %d %s %s", i, Quoted(key), why);
@@ -236,7 +221,7 @@ class GgufParser {
     if (a == 0 || (a & (a - 1)) != 0) {
       return FailAt(at, "general.alignment %d is not a power of two", a);
     }
-    if (a > kMaxAlignment) {
+    if (a > kGgufMaxAlignment) {
       return FailAt(at,
                     "general.alignment %d exceeds 2^30 (@huggingface/gguf computes the data "
                     "section's start in 32-bit arithmetic)",
@@ -293,7 +278,7 @@ class GgufParser {
         return FailAt(dim_at, "tensor %s: dimension %d exceeds 2^63-1 (negative as ggml's int64)",
                       name, d);
       }
-      if (d > kMaxDimension) {
+      if (d > kGgufMaxDimension) {
         return FailAt(dim_at,
                       "tensor %s: dimension %d exceeds 2^32, the largest @huggingface/gguf reads",
                       name, d);

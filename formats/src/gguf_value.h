@@ -7,16 +7,11 @@
 
 #include "kiln/base/bytes.h"
 #include "kiln/formats/gguf.h"
+#include "kiln/formats/policy.h"
 
 namespace kiln::formats::internal {
 
-// The longest metadata string value and the longest array kiln reads. ggml's
-// gguf.cpp reads up to 2^30 of each; @huggingface/gguf 0.4.6 refuses arrays
-// of more than 1,000,000 elements and strings of more than 10,000,000 bytes,
-// and reads a string only as far as the 2,000,000-byte chunks it has fetched
-// (a longer one can leave the next read outside them).
-inline constexpr std::uint64_t kMaxGgufStringBytes = 1'000'000;
-inline constexpr std::uint64_t kMaxGgufArrayElements = 1'000'000;
+// kMaxGgufStringBytes, kMaxGgufArrayElements: kiln/formats/policy.h.
 
 // Advances `r` past one value of `type`, checking every length against the
 // bytes that remain (a count is compared with the smallest possible element

@@ -26,34 +26,6 @@ void AppendUtf8(std::uint32_t cp, std::string* out) {
 
 }  // namespace
 
-void JsonCursor::SkipSpace() {
-  while (pos_ < s_.size() &&
-         (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) {
-    ++pos_;
-  }
-}
-
-bool JsonCursor::Eat(char c) {
-  SkipSpace();
-  if (pos_ < s_.size() && s_[pos_] == c) {
-    ++pos_;
-    return true;
-  }
-  return false;
-}
-
-bool JsonCursor::EatWord(std::string_view word) {
-  SkipSpace();
-  if (s_.substr(pos_, word.size()) != word) return false;
-  pos_ += word.size();
-  return true;
-}
-
-bool JsonCursor::AtEnd() {
-  SkipSpace();
-  return pos_ == s_.size();
-}
-
 bool JsonCursor::FailAt(std::size_t at, std::string why) {
   if (error_.empty()) {
     error_ = std::move(why);
@@ -161,14 +133,9 @@ bool JsonCursor::U64(std::uint64_t* out) {
   if (pos_ < s_.size() && s_[pos_] == '-') return Fail("negative number");
   const std::size_t start = pos_;
   std::uint64_t v = 0;
-  while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
-    const auto digit = static_cast<std::uint64_t>(s_[pos_] - '0');
-    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, digit, &v)) {
-      return Fail("integer exceeds 2^64-1");
-    }
-    ++pos_;
-  }
-  if (pos_ == start) return Fail("expected an integer");
+  const Digits digits = ReadDigits(&v);
+  if (digits == Digits::kOverflow) return Fail("integer exceeds 2^64-1");
+  if (digits == Digits::kNone) return Fail("expected an integer");
   if (s_[start] == '0' && pos_ - start > 1) return Fail("integer with a leading zero");
   if (pos_ < s_.size() && (s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E')) {
     return Fail("expected an integer, not a fraction or exponent");

@@ -87,11 +87,7 @@ bool FortranIsCOrder(std::span<const std::uint64_t> shape) {
          std::count_if(shape.begin(), shape.end(), [](std::uint64_t d) { return d > 1; }) <= 1;
 }
 
-// NumPy's sizes are npy_intp, signed 64-bit: numpy.load refuses a shape
-// unless the itemsize times the product of its nonzero dimensions is at most
-// 2^63-1 ("array is too big"; a dimension of 2^63 or more fails before that),
-// even when a zero dimension leaves the array empty.
-constexpr std::uint64_t kNumpyMaxBytes = (std::uint64_t{1} << 63) - 1;
+// kNumpyMaxBytes: kiln/formats/policy.h.
 
 // The array's data bytes, or why NumPy cannot hold it.
 FormatResult<std::uint64_t> ArrayBytes(std::span<const std::uint64_t> shape, unsigned size) {
@@ -220,19 +216,27 @@ FormatResult<std::string> NpyHeader(Dtype dtype, std::span<const std::uint64_t> 
   const std::size_t unpadded = kMagic.size() + 4 + dict.size() + 1;
   dict.append((64 - unpadded % 64) % 64, ' ');
   dict += '\n';
+  // Version 1.0, then the dict's length as a little-endian u16 (the dict is
+  // at most a few hundred bytes: 8 dimensions of at most 20 digits).
+  std::array<std::uint8_t, 4> version_and_length = {1, 0, 0, 0};
+  base::StoreLe<2>(std::span(version_and_length), static_cast<std::uint16_t>(dict.size()));
   std::string out(kMagic);
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(dict.size() & 0xff);
-  out += static_cast<char>(dict.size() >> 8);  // at most a few hundred bytes
+  out.append(version_and_length.begin(), version_and_length.end());
   return out + dict;
 }
 
-void SwapBytes(std::span<std::uint8_t> data, unsigned width) {
-  if (width < 2) return;
-  for (std::size_t at = 0; at + width <= data.size(); at += width) {
-    std::reverse(data.begin() + static_cast<std::ptrdiff_t>(at),
-                 data.begin() + static_cast<std::ptrdiff_t>(at + width));
+void CopySwapped(std::span<const std::uint8_t> source, std::uint64_t at,
+                 std::span<std::uint8_t> out, unsigned width) {
+  if (width < 2) {
+    std::copy_n(source.begin() + static_cast<std::ptrdiff_t>(at), out.size(), out.begin());
+    return;
+  }
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    // Byte j of a unit comes from byte width-1-j of the same unit, wherever
+    // the chunk boundaries fall.
+    const std::uint64_t i = at + k;
+    const std::uint64_t src = i - i % width + (width - 1 - i % width);
+    out[k] = src < source.size() ? source[src] : source[i];
   }
 }
 

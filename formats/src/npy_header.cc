@@ -5,13 +5,14 @@
 #include "absl/strings/str_format.h"
 #include "kiln/directory.h"
 #include "reader_util.h"
+#include "text_cursor.h"
 
 namespace kiln::formats::internal {
 namespace {
 
-class DictParser {
+class DictParser : TextCursor {
  public:
-  DictParser(std::string_view text, bool python2_longs) : s_(text), longs_(python2_longs) {}
+  DictParser(std::string_view text, bool python2_longs) : TextCursor(text), longs_(python2_longs) {}
 
   FormatResult<NpyHeaderFields> Parse() {
     NpyHeaderFields f;
@@ -29,23 +30,6 @@ class DictParser {
 
   bool Fail(std::string why) {
     error_ = std::move(why);
-    return false;
-  }
-
-  void SkipSpace() {
-    while (pos_ < s_.size() &&
-           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
-
-  // Skips whitespace, then consumes `c` if it comes next.
-  bool Eat(char c) {
-    SkipSpace();
-    if (pos_ < s_.size() && s_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
     return false;
   }
 
@@ -142,14 +126,9 @@ class DictParser {
     SkipSpace();
     const std::size_t start = pos_;
     std::uint64_t v = 0;
-    while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
-      const auto digit = static_cast<std::uint64_t>(s_[pos_] - '0');
-      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, digit, &v)) {
-        return Fail("dimension exceeds 2^64-1");
-      }
-      ++pos_;
-    }
-    if (pos_ == start) return Fail("expected a non-negative integer");
+    const Digits digits = ReadDigits(&v);
+    if (digits == Digits::kOverflow) return Fail("dimension exceeds 2^64-1");
+    if (digits == Digits::kNone) return Fail("expected a non-negative integer");
     if (s_[start] == '0' && pos_ - start > 1) return Fail("integer with a leading zero");
     if (pos_ < s_.size() && s_[pos_] == 'L') {  // a Python 2 long, as NumPy once wrote
       if (!longs_) {
@@ -162,9 +141,7 @@ class DictParser {
     return true;
   }
 
-  std::string_view s_;
   bool longs_;
-  std::size_t pos_ = 0;
   std::string error_;
   std::array<bool, 3> seen_{};
 };

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "kiln/base/escape.h"
-#include "kiln/formats/limits.h"
+#include "kiln/formats/policy.h"
 
 namespace kiln::formats::internal {
 

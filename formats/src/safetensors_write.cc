@@ -1,9 +1,12 @@
 // Writing safetensors headers.
+#include <array>
+#include <span>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "kiln/base/bytes.h"
 #include "kiln/base/checked.h"
 #include "kiln/formats/safetensors.h"
 #include "kiln/utf8.h"
@@ -96,11 +99,9 @@ FormatResult<std::string> SafetensorsHeader(std::span<const SafetensorsEntry> te
                         "limit of %d",
                         json.size(), kMaxSafetensorsHeaderBytes)};
   }
-  std::string out(8, '\0');
-  for (std::size_t k = 0; k < 8; ++k) {
-    out[k] = static_cast<char>((std::uint64_t{json.size()} >> (8 * k)) & 0xff);
-  }
-  return out + json;
+  std::array<std::uint8_t, 8> length{};
+  base::StoreLe<0>(std::span(length), std::uint64_t{json.size()});
+  return std::string(length.begin(), length.end()) + json;
 }
 
 }  // namespace kiln::formats

@@ -17,14 +17,10 @@ from ._errors import FrameError, KilnError, KilnTypeError, LimitError, Utf8Error
 from ._info import QuantInfo, TensorInfo  # noqa: E402
 from ._core import inspect, validate  # noqa: E402
 from ._safe_open import TensorSlice, safe_open  # noqa: E402
-from . import _stream  # noqa: E402
+from ._stream import StreamValidator  # noqa: E402
 
 __all__ = [
     "KilnError", "FrameError", "KilnTypeError", "LimitError", "Utf8Error",
     "TensorInfo", "QuantInfo", "TensorSlice", "inspect", "validate", "safe_open",
+    "StreamValidator",
 ]
-
-# Only when the C++ library has kiln::StreamValidator (see docs/python.md).
-if _stream.AVAILABLE:
-    StreamValidator = _stream.StreamValidator
-    __all__.append("StreamValidator")

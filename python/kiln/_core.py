@@ -9,21 +9,10 @@ from typing import Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from . import _kiln
+from ._dtypes import NUMPY_DTYPES, RAW_WITH_SHAPE
 from ._info import Key, TensorInfo, from_records
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
-
-# Kiln dtypes NumPy has, as little-endian NumPy dtypes.
-NUMPY_DTYPES = {
-    "f16": "<f2", "f32": "<f4", "f64": "<f8",
-    "u8": "u1", "i8": "i1", "u16": "<u2", "i16": "<i2",
-    "u32": "<u4", "i32": "<i4", "u64": "<u8", "i64": "<i8",
-    "bool": "?", "c64": "<c8", "c128": "<c16",
-}
-# Dtypes NumPy lacks, with the element width that keeps the shape: raw views.
-RAW_WITH_SHAPE = {"bf16": "<u2", "f8_e4m3fn": "u1", "f8_e4m3fnuz": "u1",
-                  "f8_e5m2": "u1", "f8_e5m2fnuz": "u1", "f8_e8m0": "u1"}
-# Packed 4-bit and opaque tensors: a 1-D uint8 view of byte_length bytes.
 
 _INTP_MAX = np.iinfo(np.intp).max
 
@@ -96,7 +85,7 @@ class Block:
         header, records = _kiln.parse(view, *limits, bool(prefix))
         self.header: dict = header
         self.infos: List[TensorInfo] = from_records(records)
-        self.named = header["flags"] & 1 == 1
+        self.named = header["flags"] & _kiln.FLAG_NAMES != 0
         self.by_key: Dict[Key, TensorInfo] = {i.key: i for i in self.infos}
 
     def find(self, key: Key) -> TensorInfo:

@@ -5,16 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
+from . import _kiln
+
 Key = Union[str, int]  # a name in a named block, the index in an unnamed one
 
-_SCHEMES = {1: "per_axis", 2: "grouped"}
+_SCHEMES = {_kiln.QUANT_PER_AXIS: "per_axis", _kiln.QUANT_GROUPED: "grouped"}
 
 
 @dataclass(frozen=True)
 class QuantInfo:
     """Quantisation parameters (rules Q1..Q7)."""
 
-    scheme: str            # "per_axis" (1) or "grouped" (2)
+    scheme: str            # "per_axis" or "grouped"
     axis: int              # the dimension the scales run along
     group_size: int        # indices per scale group; 0 for per_axis
     scale: Optional[Key]   # the scale tensor's key (name, or index when unnamed)
@@ -43,8 +45,8 @@ class TensorInfo:
 
 
 def from_records(records: list) -> list:
-    """TensorInfo objects from the tuples of _kiln.parse."""
-    names = [r[1] for r in records]
+    """TensorInfo objects from the _kiln.TensorRecords of _kiln.parse."""
+    names = [r.name for r in records]
 
     def key(i: Optional[int]) -> Optional[Key]:
         if i is None:
@@ -52,12 +54,11 @@ def from_records(records: list) -> list:
         return i if names[i] is None else names[i]
 
     infos = []
-    for (index, name, dtype, shape, offset, length, start, layout, block_size,
-         scheme, axis, group_size, scale, outer) in records:
+    for r in records:
         quant = None
-        if scheme:
-            quant = QuantInfo(_SCHEMES.get(scheme, str(scheme)), axis, group_size,
-                              key(scale), key(outer))
-        infos.append(TensorInfo(index, name, dtype, tuple(shape), offset, length, layout,
-                                block_size, quant, start))
+        if r.scheme:
+            quant = QuantInfo(_SCHEMES.get(r.scheme, str(r.scheme)), r.axis, r.group_size,
+                              key(r.scale_index), key(r.outer_index))
+        infos.append(TensorInfo(r.index, r.name, r.dtype, tuple(r.shape), r.offset, r.length,
+                                r.layout, r.block_size, quant, r.start))
     return infos

@@ -1,8 +1,4 @@
-"""kiln.StreamValidator: check a block as its bytes arrive (an upload).
-
-Present only when the C++ library has kiln::StreamValidator
-(parser/include/kiln/stream.h); AVAILABLE says so.
-"""
+"""kiln.StreamValidator: check a block as its bytes arrive (an upload)."""
 
 from __future__ import annotations
 
@@ -10,8 +6,6 @@ from typing import Optional, Union
 
 from . import _kiln
 from ._core import check_limit
-
-AVAILABLE = bool(getattr(_kiln, "HAVE_STREAM", False))
 
 Chunk = Union[bytes, bytearray, memoryview]
 
@@ -29,8 +23,6 @@ class StreamValidator:
     def __init__(self, *, max_tensors: Optional[int] = None,
                  max_block_bytes: Optional[int] = None, max_name_bytes: Optional[int] = None,
                  prefix: bool = False) -> None:
-        if not AVAILABLE:
-            raise NotImplementedError("this build of kiln has no streaming validator")
         self._v = _kiln.StreamValidator(check_limit("max_tensors", max_tensors),
                                         check_limit("max_block_bytes", max_block_bytes),
                                         check_limit("max_name_bytes", max_name_bytes),

@@ -17,18 +17,12 @@ import numpy as np
 
 from . import _kiln
 from ._core import Block, Source, fs_path
+from ._dtypes import KILN_DTYPES
 from ._info import Key
 
 __all__ = ["load_file", "load", "save_file", "save"]
 
-_MAX_RANK = 8
-# NumPy dtype (little-endian form) -> Kiln dtype name.
-_KILN_DTYPES = {
-    np.dtype("<f2"): "f16", np.dtype("<f4"): "f32", np.dtype("<f8"): "f64",
-    np.dtype("u1"): "u8", np.dtype("i1"): "i8", np.dtype("<u2"): "u16", np.dtype("<i2"): "i16",
-    np.dtype("<u4"): "u32", np.dtype("<i4"): "i32", np.dtype("<u8"): "u64", np.dtype("<i8"): "i64",
-    np.dtype("?"): "bool", np.dtype("<c8"): "c64", np.dtype("<c16"): "c128",
-}
+_MAX_RANK = _kiln.MAX_RANK
 
 Tensors = Union[Mapping[str, np.ndarray], Sequence[np.ndarray]]
 
@@ -56,10 +50,10 @@ def _kiln_dtype(key: Key, a: np.ndarray) -> str:
     le = a.dtype.newbyteorder("<") if a.dtype.byteorder == ">" else a.dtype
     if le.fields is not None or le.subdtype is not None:
         raise TypeError(f"tensor {key!r}: structured dtype {a.dtype} has no Kiln dtype")
-    name = _KILN_DTYPES.get(le)
+    name = KILN_DTYPES.get(le)
     if name is None:
         raise TypeError(f"tensor {key!r}: dtype {a.dtype} has no Kiln dtype "
-                        f"(Kiln holds {', '.join(sorted(set(_KILN_DTYPES.values())))})")
+                        f"(Kiln holds {', '.join(sorted(set(KILN_DTYPES.values())))})")
     return name
 
 

@@ -15,6 +15,8 @@ namespace kiln::python {
 
 namespace py = pybind11;
 
+// Imports kiln._errors' class_for once, for RaiseKilnError (module.cc).
+void ImportErrorClasses();
 // Raises the kiln.KilnError subclass for the error's class (kiln._errors),
 // carrying class, rule, offset, tensor and message; str() is e.ToString().
 [[noreturn]] void RaiseKilnError(const Error& e);
@@ -39,11 +41,9 @@ void RaiseIfMappingCut(py::handle source);
 
 void BindMapping(py::module_& m);  // mapping.cc: _kiln.Mapping
 void BindPinned(py::module_& m);   // pinned.cc: _kiln.Pinned
-void BindParse(py::module_& m);    // parse_binding.cc: _kiln.parse
+void BindParse(py::module_& m);    // parse_binding.cc: _kiln.parse, _kiln.TensorRecord
 void BindWrite(py::module_& m);    // write_binding.cc: _kiln.write
-#ifdef KILN_PYTHON_HAVE_STREAM
-void BindStream(py::module_& m);  // stream_binding.cc: _kiln.StreamValidator
-#endif
+void BindStream(py::module_& m);   // stream_binding.cc: _kiln.StreamValidator
 
 }  // namespace kiln::python
 

@@ -18,12 +18,24 @@ py::str Utf8Lossy(std::string_view s) {
   return py::reinterpret_steal<py::str>(o);
 }
 
+// kiln._errors.class_for, imported once, when the module is (the package
+// imports kiln._errors before it imports _kiln). Kept for the life of the
+// process: never released, so no reference is dropped after the interpreter
+// is gone.
+py::handle& ClassFor() {
+  static py::handle class_for;
+  return class_for;
+}
+
 }  // namespace
+
+void ImportErrorClasses() {
+  ClassFor() = py::object(py::module_::import("kiln._errors").attr("class_for")).release();
+}
 
 void RaiseKilnError(const Error& e) {
   const std::string_view cls_name = ErrorClassName(e.error_class);
-  py::object errors = py::module_::import("kiln._errors");
-  py::object cls = errors.attr("class_for")(py::str(std::string(cls_name)));
+  py::object cls = ClassFor()(py::str(std::string(cls_name)));
   py::object tensor = e.tensor ? py::object(py::int_(*e.tensor)) : py::object(py::none());
   py::object exc =
       cls(Utf8Lossy(e.ToString()), py::str(std::string(cls_name)),
@@ -47,14 +59,15 @@ ParseOptions MakeOptions(std::optional<std::uint64_t> max_tensors,
 
 PYBIND11_MODULE(_kiln, m) {
   m.doc() = "kiln's C++ core (private: use the kiln package)";
+  kiln::python::ImportErrorClasses();
+  // The format's constants the package needs (kiln/directory.h).
+  m.attr("FLAG_NAMES") = kiln::kFlagNames;
+  m.attr("MAX_RANK") = kiln::kMaxRank;
+  m.attr("QUANT_PER_AXIS") = static_cast<int>(kiln::QuantScheme::kPerAxis);
+  m.attr("QUANT_GROUPED") = static_cast<int>(kiln::QuantScheme::kGrouped);
   kiln::python::BindMapping(m);
   kiln::python::BindPinned(m);
   kiln::python::BindParse(m);
   kiln::python::BindWrite(m);
-#ifdef KILN_PYTHON_HAVE_STREAM
   kiln::python::BindStream(m);
-  m.attr("HAVE_STREAM") = true;
-#else
-  m.attr("HAVE_STREAM") = false;
-#endif
 }

@@ -1,8 +1,9 @@
 // _kiln.parse: validates a buffer and returns its tensor table as plain
-// Python values; the package builds TensorInfo objects and NumPy views.
+// TensorRecords; the package builds TensorInfo objects and NumPy views.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "bindings.h"
@@ -24,19 +25,45 @@ py::object OptionalIndex(std::optional<std::uint32_t> i) {
   return i ? py::object(py::int_(*i)) : py::object(py::none());
 }
 
-// (index, name, dtype, shape, offset, length, start, layout, block_size,
-//  scheme, axis, group_size, scale_index, outer_index); start is where the
-// payload begins in the parsed buffer.
-py::tuple TensorTuple(const Tensor& t, const std::uint8_t* base) {
+// One tensor of a parsed block, as _kiln.parse returns it (_kiln.TensorRecord;
+// the package turns it into a TensorInfo).
+struct TensorRecord {
+  std::uint32_t index = 0;
+  py::object name;    // str, or None in an unnamed block
+  std::string dtype;  // the Kiln dtype name
+  py::tuple shape;
+  std::uint64_t offset = 0;  // from the start of the payload region
+  std::uint64_t length = 0;
+  std::uint64_t start = 0;  // where the payload begins in the parsed buffer
+  py::object layout;        // str, or None
+  std::uint32_t block_size = 0;
+  int scheme = 0;   // QuantScheme: 0 none, QUANT_PER_AXIS, QUANT_GROUPED
+  py::object axis;  // int, or None when not quantised
+  std::uint32_t group_size = 0;
+  py::object scale_index;  // int, or None
+  py::object outer_index;  // int, or None
+};
+
+TensorRecord Record(const Tensor& t, const std::uint8_t* base) {
+  TensorRecord r;
   py::tuple shape(t.rank);
   for (std::size_t d = 0; d < t.rank; ++d) shape[d] = py::int_(t.shape[d]);
-  const auto start = static_cast<std::uint64_t>(t.payload.data() - base);
   const bool quantised = t.quant.scheme != QuantScheme::kNone;
-  return py::make_tuple(
-      t.index, OptionalText(t.name), std::string(GetDtypeInfo(t.dtype).name), shape, t.byte_offset,
-      t.byte_length, start, OptionalText(t.layout), t.block_size, static_cast<int>(t.quant.scheme),
-      quantised ? py::object(py::int_(t.quant.axis)) : py::object(py::none()), t.quant.group_size,
-      OptionalIndex(t.quant.scale_index), OptionalIndex(t.quant.outer_index));
+  r.index = t.index;
+  r.name = OptionalText(t.name);
+  r.dtype = std::string(GetDtypeInfo(t.dtype).name);
+  r.shape = shape;
+  r.offset = t.byte_offset;
+  r.length = t.byte_length;
+  r.start = static_cast<std::uint64_t>(t.payload.data() - base);
+  r.layout = OptionalText(t.layout);
+  r.block_size = t.block_size;
+  r.scheme = static_cast<int>(t.quant.scheme);
+  r.axis = quantised ? py::object(py::int_(t.quant.axis)) : py::object(py::none());
+  r.group_size = t.quant.group_size;
+  r.scale_index = OptionalIndex(t.quant.scale_index);
+  r.outer_index = OptionalIndex(t.quant.outer_index);
+  return r;
 }
 
 py::tuple ParseBuffer(const py::object& source, std::optional<std::uint64_t> max_tensors,
@@ -64,7 +91,7 @@ py::tuple ParseBuffer(const py::object& source, std::optional<std::uint64_t> max
   const HeaderInfo& h = dir.header();
   py::list tensors;
   for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
-    tensors.append(TensorTuple(dir.tensor(i), bytes.data()));
+    tensors.append(py::cast(Record(dir.tensor(i), bytes.data())));
   }
   py::dict header;
   header["flags"] = h.flags;
@@ -80,9 +107,24 @@ py::tuple ParseBuffer(const py::object& source, std::optional<std::uint64_t> max
 }  // namespace
 
 void BindParse(py::module_& m) {
+  py::class_<TensorRecord>(m, "TensorRecord")
+      .def_readonly("index", &TensorRecord::index)
+      .def_readonly("name", &TensorRecord::name)
+      .def_readonly("dtype", &TensorRecord::dtype)
+      .def_readonly("shape", &TensorRecord::shape)
+      .def_readonly("offset", &TensorRecord::offset)
+      .def_readonly("length", &TensorRecord::length)
+      .def_readonly("start", &TensorRecord::start)
+      .def_readonly("layout", &TensorRecord::layout)
+      .def_readonly("block_size", &TensorRecord::block_size)
+      .def_readonly("scheme", &TensorRecord::scheme)
+      .def_readonly("axis", &TensorRecord::axis)
+      .def_readonly("group_size", &TensorRecord::group_size)
+      .def_readonly("scale_index", &TensorRecord::scale_index)
+      .def_readonly("outer_index", &TensorRecord::outer_index);
   m.def("parse", &ParseBuffer, py::arg("source"), py::arg("max_tensors"),
         py::arg("max_block_bytes"), py::arg("max_name_bytes"), py::arg("prefix"),
-        "Validates a bytes-like block; returns (header, tensor tuples) or raises KilnError.");
+        "Validates a bytes-like block; returns (header, [TensorRecord]) or raises KilnError.");
 }
 
 }  // namespace kiln::python

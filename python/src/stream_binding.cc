@@ -1,14 +1,5 @@
-// _kiln.StreamValidator: kiln::StreamValidator (parser/include/kiln/stream.h,
-// branch c-stream) for Python upload handlers. Built only when that header
-// exists (python/CMakeLists.txt, setup.py define KILN_PYTHON_HAVE_STREAM).
-//
-// Written against kiln/stream.h as it stands on branch c-stream (5e053a2),
-// before the merge:
-//   StreamValidator(StreamOptions{mode, limits});
-//   StreamStatus Feed(span<const uint8_t>); StreamStatus Finish();
-//   const Error& error() const; uint64_t consumed() const; size_t used() const;
-//   enum class StreamStatus { kNeedMore, kRejected, kComplete }.
-// If the merged API differs, this file is the one place to adapt.
+// _kiln.StreamValidator: kiln::StreamValidator (kiln/stream.h) for Python
+// upload handlers.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>

@@ -1,6 +1,5 @@
 """kiln.StreamValidator agrees with kiln.validate on every golden case, for
-random chunkings. Skipped when the C++ library has no streaming validator
-(parser/include/kiln/stream.h, branch c-stream)."""
+random chunkings."""
 
 import random
 import threading
@@ -9,10 +8,6 @@ import pytest
 
 import kiln
 from conftest import golden_cases, golden_path, run_in_threads
-
-pytestmark = pytest.mark.skipif(
-    not hasattr(kiln, "StreamValidator"),
-    reason="this build has no kiln::StreamValidator (parser/include/kiln/stream.h is absent)")
 
 CASES = golden_cases()
 

@@ -1,8 +1,10 @@
 // The readers on hostile input: truncation, oversized lengths and counts,
 // overflowing products, malformed headers. Each must fail with a message,
 // never crash and never allocate by an unchecked number.
+#include <algorithm>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -230,10 +232,24 @@ TEST(NpyHostile, WhatNumpyWritesIsAccepted) {
   EXPECT_EQ(be.value().dtype, Dtype::kC128);
 }
 
-TEST(Npy, SwapBytesReversesEachUnit) {
-  Bytes b = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-  SwapBytes(b, 4);
-  EXPECT_EQ(b, (Bytes{4, 3, 2, 1, 8, 7, 6, 5, 9}));
+TEST(Npy, CopySwappedReversesEachUnit) {
+  const Bytes b = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const Bytes swapped = {4, 3, 2, 1, 8, 7, 6, 5, 9};  // the partial unit as it is
+  Bytes whole(b.size());
+  CopySwapped(b, 0, whole, 4);
+  EXPECT_EQ(whole, swapped);
+  // In chunks that split units: the same bytes.
+  for (std::size_t chunk = 1; chunk <= b.size(); ++chunk) {
+    Bytes out(b.size());
+    for (std::size_t at = 0; at < b.size(); at += chunk) {
+      const std::size_t n = std::min(chunk, b.size() - at);
+      CopySwapped(b, at, std::span(out).subspan(at, n), 4);
+    }
+    EXPECT_EQ(out, swapped) << "chunks of " << chunk;
+  }
+  Bytes copied(b.size());
+  CopySwapped(b, 0, copied, 1);  // one-byte units: a copy
+  EXPECT_EQ(copied, b);
 }
 
 // ---------------------------------------------------------------- safetensors

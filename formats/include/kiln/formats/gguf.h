@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "kiln/dtype.h"
-#include "kiln/formats/limits.h"
+#include "kiln/formats/policy.h"
 #include "kiln/formats/result.h"
 
 namespace kiln::formats {

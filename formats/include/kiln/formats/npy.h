@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "kiln/dtype.h"
-#include "kiln/formats/limits.h"
+#include "kiln/formats/policy.h"
 #include "kiln/formats/result.h"
 
 namespace kiln::formats {
@@ -79,9 +79,14 @@ struct NpyArray {
 [[nodiscard]] FormatResult<std::string> NpyHeader(Dtype dtype,
                                                   std::span<const std::uint64_t> shape);
 
-// Reverses the bytes of each `width`-byte unit of `data` (a trailing partial
-// unit is left alone). Converts big-endian elements to little-endian.
-void SwapBytes(std::span<std::uint8_t> data, unsigned width);
+// The byte swap that turns big-endian elements little-endian: fills `out`
+// with bytes [at, at + out.size()) of `source` after the bytes of each
+// `width`-byte unit of `source` are reversed (a trailing partial unit, and
+// any unit when width < 2, is copied as it is). Units may straddle `at` and
+// the end of `out`: a caller may copy a large array in chunks of any size.
+// Requires at + out.size() <= source.size().
+void CopySwapped(std::span<const std::uint8_t> source, std::uint64_t at,
+                 std::span<std::uint8_t> out, unsigned width);
 
 }  // namespace kiln::formats
 

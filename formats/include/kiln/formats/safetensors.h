@@ -45,12 +45,10 @@
 #include <vector>
 
 #include "kiln/dtype.h"
-#include "kiln/formats/limits.h"
+#include "kiln/formats/policy.h"
 #include "kiln/formats/result.h"
 
 namespace kiln::formats {
-
-inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 
 struct SafetensorsTensor {
   // A view into the file, or into SafetensorsFile's decoded names when the

@@ -130,7 +130,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   for (i = 1; i < argc; ++i) {
-    const int r = strcmp(argv[i], "-") == 0 ? validate_stream(stdin, argv[i]) : validate_file(argv[i]);
+    const int r =
+        strcmp(argv[i], "-") == 0 ? validate_stream(stdin, argv[i]) : validate_file(argv[i]);
     if (r > worst) worst = r;
   }
   if (fflush(stdout) != 0) return 2;

@@ -25,6 +25,17 @@ cmake --workflow --preset default
 step "conformance: kiln validate against every golden case (docs/conformance.md)"
 /usr/bin/python3 scripts/conformance.py -- build/default/cli/kiln validate
 
+# The WebAssembly module and the npm package (js/, docs/javascript.md): build
+# the module, the package's tests, the conformance runner through the
+# package, and the differential against the native build above.
+step "WebAssembly module and npm package (js/): build, tests, conformance, differential"
+wasm_start=$SECONDS
+bash js/build.sh
+node --test js/test/
+/usr/bin/python3 scripts/conformance.py --batch -- node js/bin/kiln-validate.mjs
+node js/tools/differential.mjs build/default/cli/kiln
+echo "js/: $((SECONDS - wasm_start)) s"
+
 step "differential suite: kiln against the formats' reference readers (docs/compatibility.md)"
 bash tests/loaders/run.sh build/default/cli/kiln
 

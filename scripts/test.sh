@@ -37,6 +37,11 @@ bash js/build.sh
 node --test js/test/
 /usr/bin/python3 scripts/conformance.py --batch -- node js/bin/kiln-validate.mjs
 node js/tools/differential.mjs build/default/cli/kiln
+if command -v chromium >/dev/null; then
+  node js/tools/browser-check.mjs chromium  # a page and a module Worker in headless Chromium
+else
+  echo "js/: no chromium on this machine: the check in a real browser is not run"
+fi
 echo "js/: $((SECONDS - wasm_start)) s"
 
 step "differential suite: kiln against the formats' reference readers (docs/compatibility.md)"

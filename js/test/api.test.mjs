@@ -46,6 +46,13 @@ test('the ES module glue loads where there is no process and no require (a brows
   assert.equal(m._kiln_abi_version(), 1);
 });
 
+test('index.mjs and the ES module glue load as ES modules where there is no process or require', () => {
+  const out = execFileSync(process.execPath, ['--experimental-vm-modules', '--no-warnings', `${here}tools/browser-context.mjs`]);
+  const { validate, streamed } = JSON.parse(out);
+  assert.equal(validate.error.rule, 'D1');
+  assert.deepEqual(streamed, validate.error);
+});
+
 const notBytes = [undefined, null, 'KLNT', 42, [75, 76, 78, 84], new ArrayBuffer(4), new Uint16Array(2), new DataView(new ArrayBuffer(4)), {}];
 
 test('validate and inspect: anything but a Uint8Array is a TypeError', () => {

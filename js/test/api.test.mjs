@@ -166,3 +166,41 @@ test('escape: as kiln validate prints untrusted text', () => {
   assert.match(kiln.ruleSummary('H1'), /KLNT/);
   assert.equal(kiln.ruleSummary('Z9'), null);
 });
+
+test('validateStream: a 10 GiB block (generated as it is read), then a trailing byte: H8 at 10737418496, exact past 2^32', async () => {
+  const size = 10n << 30n;
+  // One named u8 tensor covering the whole payload: header, one descriptor,
+  // the 1-byte heap "w", padding to 256.
+  const head = new Uint8Array(256);
+  const dv = new DataView(head.buffer);
+  head.set([0x4b, 0x4c, 0x4e, 0x54, 2, 3]);
+  dv.setUint32(8, 1, true);
+  dv.setUint32(12, 1, true);
+  dv.setBigUint64(16, size, true);
+  dv.setBigUint64(24, 129n, true);
+  dv.setUint16(64, 2, true);
+  head[66] = 1;
+  dv.setUint16(68, 0, true);
+  dv.setUint16(70, 1, true);
+  dv.setUint16(72, 0xffff, true);
+  dv.setUint16(82, 0xffff, true);
+  dv.setUint32(88, 0xffffffff, true);
+  dv.setUint32(92, 0xffffffff, true);
+  dv.setBigUint64(104, size, true);
+  dv.setBigUint64(112, size, true);
+  head[192] = 0x77;
+  const chunk = new Uint8Array(8 << 20);
+  let pulled = 0;
+  async function* source() {
+    yield head;
+    for (let sent = 0n; sent < size; sent += BigInt(chunk.length)) {
+      pulled++;
+      yield chunk;
+    }
+    yield new Uint8Array(1);
+  }
+  const r = await kiln.validateStream(source());
+  assert.equal(pulled, 1280);
+  assert.deepEqual([r.error.class, r.error.rule, r.error.offset], ['FRAME', 'H8', 10737418496]);
+  assert.equal(r.header.blockLength, 10737418496n);
+});

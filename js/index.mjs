@@ -119,7 +119,6 @@ class Kiln {
   #word; // a size_t / pointer out-parameter
   #stage = 0; // STAGE_BYTES, allocated on first use
   #defaults; // the format's maxima from kiln_options_init
-  #streams = new Set();
 
   constructor(m) {
     this.#m = m;
@@ -384,10 +383,6 @@ class Kiln {
   }
 
   // --- for StreamValidator (module-private by convention) ---
-  _streamOpened(v) {
-    this.#streams.add(v);
-  }
-
   _streamFeed(s, chunk) {
     return this.#call(() => {
       const m = this.#m;
@@ -444,8 +439,7 @@ class Kiln {
     });
   }
 
-  _streamFree(v, s) {
-    this.#streams.delete(v);
+  _streamFree(s) {
     if (!this.#broken) this.#m._kiln_stream_free(s);
   }
 
@@ -549,10 +543,9 @@ class StreamValidator {
   constructor(kiln, s) {
     this.#kiln = kiln;
     this.#s = s;
-    kiln._streamOpened(this);
     // A validator dropped without free() gives its memory back when it is
     // collected.
-    registry?.register(this, () => kiln._streamFree(null, s), this);
+    registry?.register(this, () => kiln._streamFree(s), this);
   }
 
   #live(what) {
@@ -601,7 +594,7 @@ class StreamValidator {
   free() {
     if (this.#s === 0) return;
     registry?.unregister(this);
-    this.#kiln._streamFree(this, this.#s);
+    this.#kiln._streamFree(this.#s);
     this.#s = 0;
   }
 }

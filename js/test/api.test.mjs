@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { load } from '../index.mjs';
@@ -190,4 +190,24 @@ test('validateStream: a 10 GiB block (generated as it is read), then a trailing 
   assert.equal(pulled, 1280);
   assert.deepEqual([r.error.class, r.error.rule, r.error.offset], ['FRAME', 'H8', 10737418496]);
   assert.equal(r.header.blockLength, 10737418496n);
+});
+
+test('kiln-validate: the kiln validate line form, standard input as a stream, exit statuses 0, 1, 2', () => {
+  const cli = `${here}bin/kiln-validate.mjs`;
+  const run = (args, input) => spawnSync(process.execPath, [cli, ...args], { input, encoding: 'utf8' });
+  const trailing = `${golden}h8-trailing-byte.klnt`;
+  const ok = run([`${golden}kiln-v2-f32.klnt`]);
+  assert.deepEqual([ok.status, ok.stdout], [0, `${golden}kiln-v2-f32.klnt: ok\n`]);
+  const bad = run(['-', trailing], readFileSync(trailing));
+  assert.equal(bad.status, 1);
+  assert.equal(
+    bad.stdout,
+    '-: FRAME H8 at byte 200: trailing bytes: the stream goes on after the 200-byte block\n' +
+      `${trailing}: FRAME H8 at byte 200: 1 trailing bytes after the 200-byte block\n`,
+  );
+  const missing = run(['/nonexistent/x\n.klnt']);
+  assert.equal(missing.status, 2);
+  assert.match(missing.stderr, /^kiln-validate: \/nonexistent\/x\\x0a\.klnt: /);
+  assert.equal(run([]).status, 2);
+  assert.equal(run(['--bogus', 'x']).status, 2);
 });

@@ -139,9 +139,14 @@ test('validateStream stops reading once the verdict is a rejection', async () =>
   const r = await kiln.validateStream(stream);
   assert.equal(r.error.rule, 'H1');
   assert.ok(pulled < 5, `pulled ${pulled} chunks`);
-  const node = Readable.from((function* () { yield bad.bytes; for (;;) yield new Uint8Array(1 << 16); })());
+  let yielded = 0;
+  const node = Readable.from((function* () {
+    yield bad.bytes;
+    for (; yielded < 1000; yielded++) yield new Uint8Array(1 << 16);
+  })());
   assert.equal((await kiln.validateStream(node)).error.rule, 'H1');
   assert.ok(node.destroyed, 'the Node stream is destroyed');
+  assert.ok(yielded < 50, `the Node stream yielded ${yielded} chunks after the rejection`);
 });
 
 test('prefix mode: a valid block followed by other bytes', () => {

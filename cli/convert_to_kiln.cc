@@ -53,9 +53,8 @@ int WriteKiln(const std::vector<Item>& items, const std::string& out, std::strin
       return kExitInvalid;
     }
   }
-  if (const auto code = CheckBlockLength(writer, limits, "kiln convert", err)) return *code;
   // Reported before the rename: exit 0 if and only if OUT is in place.
-  const int code = WriteBlockFile(writer, out, "kiln convert", true, err, [&] {
+  const int code = WriteBlockFile(writer, limits, out, "kiln convert", true, err, [&] {
     return ReportBeforeCommit(log, err, "kiln convert",
                               absl::StrFormat("converted %d tensors from %s to kiln: %s\n",
                                               items.size(), from, base::Escape(out)));

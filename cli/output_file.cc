@@ -40,32 +40,32 @@ bool ReportBeforeCommit(std::ostream& out, std::ostream& err, std::string_view w
   return static_cast<bool>(err);
 }
 
-int WriteBlockFile(const BlockWriter& writer, const std::string& path, std::string_view who,
-                   bool input_fault, std::ostream& err, const std::function<bool()>& report) {
-  OutputFile file(path);
-  if (!file.ok()) {
-    err << who << ": " << base::Escape(path) << ": " << file.error() << "\n";
-    return kExitUsage;
-  }
-  const Result<std::uint64_t> n =
-      writer.WriteTo([&](std::span<const std::uint8_t> b) { return file.Write(b); });
-  if (!file.ok()) {
-    err << who << ": " << base::Escape(path) << ": " << file.error() << "\n";
-    return kExitUsage;
-  }
-  if (!n.ok()) {
-    err << who << ": cannot be stored in kiln: " << n.error().ToString() << "\n";
+int WriteBlockFile(const BlockWriter& writer, const InputLimits& limits, const std::string& path,
+                   std::string_view who, bool input_fault, std::ostream& err,
+                   const std::function<bool()>& report) {
+  const Result<BlockPlan> plan = writer.Plan();
+  if (!plan.ok()) {
+    err << who << ": cannot be stored in kiln: " << plan.error().ToString() << "\n";
     return input_fault ? kExitInvalid : kExitUsage;
   }
-  if (report && !report()) {
-    err << who << ": " << base::Escape(path) << ": not written (the report failed)\n";
-    return kExitUsage;
+  if (const auto code = CheckBlockLength(plan.value().block_length(), limits, who, err)) {
+    return *code;
   }
-  if (!file.Commit()) {
-    err << who << ": " << base::Escape(path) << ": " << file.error() << "; not written\n";
-    return kExitUsage;
+  const Result<std::uint64_t, WriteError> n = plan.value().WriteToFile(path, report);
+  if (n.ok()) return kExitOk;
+  const WriteError& e = n.error();
+  err << who << ": " << base::Escape(path) << ": ";
+  switch (e.step) {
+    case WriteError::Step::kBeforeCommit:
+      err << "not written (the report failed)\n";
+      break;
+    case WriteError::Step::kCommit:
+      err << e.message << "; not written\n";
+      break;
+    default:
+      err << e.message << "\n";
   }
-  return kExitOk;
+  return kExitUsage;
 }
 
 }  // namespace kiln::cli

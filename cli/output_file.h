@@ -14,6 +14,7 @@
 #include "kiln/base/output_file.h"
 #include "kiln/writer.h"
 #include "progress.h"
+#include "reader_limits.h"
 
 namespace kiln::cli {
 
@@ -27,16 +28,17 @@ using OutputFile = base::OutputFile;
 // `progress` (may be null). False (and file.error()) on an I/O error.
 bool WriteWithProgress(OutputFile& file, std::span<const std::uint8_t> bytes, Progress* progress);
 
-// Writes a block to `path` through an OutputFile. Returns an exit code and
+// Seals the block (BlockWriter::Plan, once) and, when it fits `limits`,
+// writes it to `path` (BlockPlan::WriteToFile). Returns an exit code and
 // reports on `err`, prefixed by `who` ("kiln pack"): a rule the block
 // breaks is 1 when `input_fault` (the input cannot be represented in kiln),
-// else 2; an I/O error is 2. `report` (may be empty) writes the command's
-// success report once the block is written and before the rename: false
-// (the report could not be written) is 2 with nothing committed, so exit 0
-// alone says the file is in place.
-[[nodiscard]] int WriteBlockFile(const BlockWriter& writer, const std::string& path,
-                                 std::string_view who, bool input_fault, std::ostream& err,
-                                 const std::function<bool()>& report = {});
+// else 2; a block over --max-block-bytes is 1; an I/O error is 2. `report`
+// (may be empty) writes the command's success report once the block is
+// written and before the rename: false (the report could not be written) is
+// 2 with nothing committed, so exit 0 alone says the file is in place.
+[[nodiscard]] int WriteBlockFile(const BlockWriter& writer, const InputLimits& limits,
+                                 const std::string& path, std::string_view who, bool input_fault,
+                                 std::ostream& err, const std::function<bool()>& report = {});
 
 // Writes `line` to `out` and flushes it, and checks `err` (where a command
 // may have listed what it could not carry): true when both were written.

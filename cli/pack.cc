@@ -91,9 +91,8 @@ int RunPack(const std::vector<std::string>& all_args, std::ostream& out, std::os
       return kExitUsage;
     }
   }
-  if (const auto code = CheckBlockLength(writer, limits, "kiln pack", err)) return *code;
   // Reported before the rename: exit 0 if and only if OUT is in place.
-  const int code = WriteBlockFile(writer, args[0], "kiln pack", false, err, [&] {
+  const int code = WriteBlockFile(writer, limits, args[0], "kiln pack", false, err, [&] {
     return ReportBeforeCommit(
         out, err, "kiln pack",
         absl::StrFormat("packed %d tensors into %s\n", inputs.size(), base::Escape(args[0])));

@@ -50,13 +50,12 @@ std::optional<std::string> TakeLimitFlag(const std::vector<std::string>& args, s
   return std::nullopt;
 }
 
-std::optional<int> CheckBlockLength(const BlockWriter& writer, const InputLimits& limits,
+std::optional<int> CheckBlockLength(std::uint64_t block_length, const InputLimits& limits,
                                     std::string_view who, std::ostream& err) {
-  const Result<std::uint64_t> length = writer.BlockLength();
-  if (!length.ok() || length.value() <= limits.max_block_bytes) return std::nullopt;
+  if (block_length <= limits.max_block_bytes) return std::nullopt;
   err << absl::StrFormat(
       "%s: LIMIT H7: the block would be %d bytes, more than --max-block-bytes %d\n", who,
-      length.value(), limits.max_block_bytes);
+      block_length, limits.max_block_bytes);
   return kExitInvalid;
 }
 

@@ -36,9 +36,10 @@ struct InputLimits {
                                                        const std::vector<std::string>& allowed,
                                                        InputLimits* limits, bool* taken);
 
-// Fails (exit code 1, a LIMIT H7 line on `err`) when the block would exceed
+// Fails (exit code 1, a LIMIT H7 line on `err`) when a block of
+// `block_length` bytes (BlockPlan::block_length) would exceed
 // --max-block-bytes; nullopt when it fits.
-[[nodiscard]] std::optional<int> CheckBlockLength(const BlockWriter& writer,
+[[nodiscard]] std::optional<int> CheckBlockLength(std::uint64_t block_length,
                                                   const InputLimits& limits, std::string_view who,
                                                   std::ostream& err);
 

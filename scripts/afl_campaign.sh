@@ -31,15 +31,16 @@ for tool in afl-clang-fast++ afl-fuzz; do
   command -v "$tool" >/dev/null || { echo "$tool not found (apt-get install afl++)" >&2; exit 2; }
 done
 
-# Abseil libraries the parser links (absl::str_format, absl::strings).
+# Abseil libraries the format readers link (absl::str_format, absl::strings);
+# base, core and parser need none.
 if absl_libs=$(pkg-config --libs absl_str_format absl_strings 2>/dev/null); then :; else
   absl_libs="-labsl_str_format_internal -labsl_strings -labsl_strings_internal -labsl_int128
              -labsl_throw_delegate -labsl_raw_logging_internal -labsl_base -labsl_spinlock_wait
              -labsl_log_severity"
 fi
 
-sources=(parser/src/*.cc "$src")
-includes=(-I parser/include -I parser/src -I fuzz)
+sources=(base/src/*.cc core/src/*.cc parser/src/*.cc "$src")
+includes=(-I base/include -I core/include -I parser/include -I fuzz)
 # The differential target links the independent reference checker, the
 # format readers' targets the formats library.
 if grep -q '"reference_checker.h"' "$src" && [ -d fuzz/reference ]; then

@@ -70,7 +70,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CLI_TESTS = ["kiln_stream_cli_tests", "kiln_cli_race_tests", "kiln_cli_tests",
              "kiln_formats_tests", "kiln_safetensors_tests"]
 FOLDERS = {
-    "parser": (["parser/src/*.cc", "parser/src/*.h", "parser/include/kiln/rules.inc"],
+    "parser": (["core/src/*.cc", "core/include/kiln/internal/*.h", "parser/src/*.cc",
+                "core/include/kiln/rules.inc"],
                ["kiln_memory_tests", "kiln_tests"]),
     "base": (["base/src/*.cc", "base/include/kiln/base/*.h"],
              ["kiln_memory_tests"] + CLI_TESTS + ["kiln_tests"]),
@@ -131,7 +132,7 @@ def mutants():
                 out.append((rel, n, "check deleted (condition false)",
                             line.replace("if (", "if (false && (", 1).replace(
                                 ") " + m.group(3), ")) " + m.group(3), 1)))
-    rules = ROOT / "parser/include/kiln/rules.inc"
+    rules = ROOT / "core/include/kiln/rules.inc"
     for n, line in enumerate(rules.read_text().splitlines(), 1):
         m = re.match(r"^KILN_RULE\((\w+),\s*(\w+),", line)
         if m:

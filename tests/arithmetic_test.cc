@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "kiln/directory.h"
-#include "rules.h"
+#include "kiln/internal/rules.h"
 #include "support/block_builder.h"
 
 namespace kiln {

@@ -78,7 +78,7 @@ std::string BigBlock(std::uint64_t size) {
   r.dtype = Dtype::kU8;
   r.shape = {size};
   EXPECT_TRUE(w.Add(r, Payload::Bytes(payload)).ok());
-  Result<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
+  WriteResult<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
   EXPECT_TRUE(bytes.ok());
   return bytes.ok() ? std::string(bytes.value().begin(), bytes.value().end()) : "";
 }
@@ -393,7 +393,7 @@ std::string HostileNamesBlock() {
     r.shape = {4};
     EXPECT_TRUE(w.Add(r, Payload::Bytes(payload)).ok()) << h.label;
   }
-  Result<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
+  WriteResult<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
   EXPECT_TRUE(bytes.ok());
   return bytes.ok() ? std::string(bytes.value().begin(), bytes.value().end()) : "";
 }
@@ -603,7 +603,7 @@ std::string BlockWithGaps(std::uint64_t size) {
     r.shape = {size + 1};
     EXPECT_TRUE(w.Add(r, Payload::Bytes(payload)).ok());
   }
-  Result<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
+  WriteResult<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
   EXPECT_TRUE(bytes.ok());
   return bytes.ok() ? std::string(bytes.value().begin(), bytes.value().end()) : "";
 }

@@ -107,7 +107,7 @@ std::vector<std::uint8_t> BigBlock(std::uint64_t size, std::vector<std::uint8_t>
   r.dtype = Dtype::kU8;
   r.shape = {size};
   EXPECT_TRUE(w.Add(r, Payload::Bytes(*payload)).ok());
-  Result<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
+  WriteResult<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
   EXPECT_TRUE(bytes.ok());
   return bytes.ok() ? std::move(bytes.value()) : std::vector<std::uint8_t>{};
 }

@@ -7,9 +7,10 @@
 
 #include "gtest/gtest.h"
 #include "kiln/directory.h"
-#include "plain_descriptor.h"
-#include "rules.h"
+#include "kiln/internal/plain_descriptor.h"
+#include "kiln/internal/rules.h"
 #include "support/golden.h"
+#include "support/rule_walks.h"
 
 namespace kiln {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "gtest/gtest.h"
 #include "kiln/directory.h"
-#include "name_table.h"
-#include "rules.h"
+#include "kiln/internal/name_table.h"
+#include "kiln/internal/rules.h"
 #include "support/block_builder.h"
 
 namespace kiln {

@@ -92,7 +92,7 @@ Buffer Block(std::uint32_t tensors, std::uint64_t each) {
     r.shape = {each};
     if (!w.Add(r, Payload::Bytes(ones)).ok()) return {};
   }
-  Result<std::vector<std::uint8_t>> b = w.WriteToMemory();
+  WriteResult<std::vector<std::uint8_t>> b = w.WriteToMemory();
   return b.ok() ? b.value() : Buffer{};
 }
 

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
+#include "kiln/internal/write_counters.h"
 #include "kiln/kiln.h"
 #include "kiln/writer.h"
 #include "support/golden.h"
@@ -44,8 +45,8 @@ Buffer Rewrite(const Buffer& block) {
   Result<BlockWriter> w = BlockWriter::From(d.value());
   EXPECT_TRUE(w.ok()) << w.error().ToString();
   if (!w.ok()) return {};
-  Result<std::vector<std::uint8_t>> out = w.value().WriteToMemory();
-  EXPECT_TRUE(out.ok()) << out.error().ToString();
+  WriteResult<std::vector<std::uint8_t>> out = w.value().WriteToMemory();
+  EXPECT_TRUE(out.ok()) << out.ToString();
   return out.ok() ? out.value() : Buffer{};
 }
 
@@ -142,8 +143,8 @@ Buffer RandomModel(std::mt19937_64& rng, std::vector<Buffer>& payloads) {
     }
     add(r, (count * GetDtypeInfo(r.dtype).bits + 7) / 8);
   }
-  Result<std::vector<std::uint8_t>> out = w.WriteToMemory();
-  EXPECT_TRUE(out.ok()) << out.error().ToString();
+  WriteResult<std::vector<std::uint8_t>> out = w.WriteToMemory();
+  EXPECT_TRUE(out.ok()) << out.ToString();
   return out.ok() ? out.value() : Buffer{};
 }
 
@@ -192,15 +193,21 @@ TEST(Writer, StreamedPayloadToFile) {
   for (std::size_t k = 0; k < p.size(); k += 4093) ASSERT_EQ(p[k], k % 251);
 }
 
-TEST(Writer, StreamThatEndsEarlyIsAnError) {
+// A stream payload that ends early is an I/O failure (the source's), not a
+// rule of the format.
+TEST(Writer, StreamThatEndsEarlyIsAnIoError) {
   BlockWriter w;
   TensorRequest r;
   r.dtype = Dtype::kU8;
   r.shape = {100};
   ASSERT_TRUE(w.Add(r, Payload::Stream(100, [](std::span<std::uint8_t>) { return false; })).ok());
-  const Result<std::vector<std::uint8_t>> out = w.WriteToMemory();
+  const WriteResult<std::vector<std::uint8_t>> out = w.WriteToMemory();
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.error().rule, Rule::H8);
+  EXPECT_EQ(out.format_error(), nullptr) << out.ToString();
+  ASSERT_NE(out.io_error(), nullptr);
+  EXPECT_EQ(out.io_error()->step, WriteError::Step::kPayload);
+  EXPECT_EQ(out.io_error()->message,
+            "the payload source of tensor 0 ended 100 bytes before its 100 bytes");
 }
 
 // A request that would break a rule fails with the parser's class and rule.
@@ -357,16 +364,18 @@ TEST(Writer, LayoutErrorIsEveryOutputsError) {
   ASSERT_FALSE(length.ok());
   EXPECT_EQ(RuleName(length.error().rule), "Q5") << length.error().ToString();
   std::uint64_t sunk = 0;
-  const Result<std::uint64_t> written = w.WriteTo([&](std::span<const std::uint8_t> b) {
+  const WriteResult<std::uint64_t> written = w.WriteTo([&](std::span<const std::uint8_t> b) {
     sunk += b.size();
     return true;
   });
   ASSERT_FALSE(written.ok());
-  EXPECT_EQ(written.error().ToString(), length.error().ToString());
+  ASSERT_NE(written.format_error(), nullptr);
+  EXPECT_EQ(written.format_error()->ToString(), length.error().ToString());
   EXPECT_EQ(sunk, 0u);
-  const Result<std::vector<std::uint8_t>> memory = w.WriteToMemory();
+  const WriteResult<std::vector<std::uint8_t>> memory = w.WriteToMemory();
   ASSERT_FALSE(memory.ok());
-  EXPECT_EQ(memory.error().ToString(), length.error().ToString());
+  ASSERT_NE(memory.format_error(), nullptr);
+  EXPECT_EQ(memory.format_error()->ToString(), length.error().ToString());
 }
 
 // writer.h: a streamed payload "is read once, in chunks of at most 1 MiB":
@@ -385,13 +394,15 @@ TEST(Writer, StreamIsReadInChunksOfAtMost1MiB) {
                                          return true;
                                        }))
                   .ok());
-  const Result<std::uint64_t> n = w.WriteTo([](std::span<const std::uint8_t>) { return true; });
-  ASSERT_TRUE(n.ok()) << n.error().ToString();
+  const WriteResult<std::uint64_t> n =
+      w.WriteTo([](std::span<const std::uint8_t>) { return true; });
+  ASSERT_TRUE(n.ok()) << n.ToString();
   EXPECT_EQ(asked, (std::vector<std::size_t>{1 << 20, 1 << 20, (1 << 19) + 3}));
 }
 
-// A stream that ends early, written to a file: the rule (H8), not a count,
-// and no file (neither the target nor a temporary).
+// A stream that ends early, written to a file: an I/O failure (not a rule
+// of the format, not a count), and no file (neither the target nor a
+// temporary).
 TEST(Writer, StreamThatEndsEarlyWritesNoFile) {
   BlockWriter w;
   TensorRequest r;
@@ -401,8 +412,10 @@ TEST(Writer, StreamThatEndsEarlyWritesNoFile) {
   const testing::ScratchDir dir;
   const WriteFileResult n = w.WriteToFile(dir / "short.klnt");
   ASSERT_FALSE(n.ok());
-  ASSERT_NE(n.format_error(), nullptr) << n.ToString();
-  EXPECT_EQ(n.format_error()->rule, Rule::H8);
+  EXPECT_EQ(n.format_error(), nullptr) << n.ToString();
+  ASSERT_NE(n.io_error(), nullptr);
+  EXPECT_EQ(n.io_error()->step, WriteError::Step::kPayload);
+  EXPECT_EQ(n.io_error()->path, dir / "short.klnt");
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
@@ -448,6 +461,62 @@ TEST(Writer, LayoutPastTheHeapLimitIsH7) {
   ASSERT_NE(n.format_error(), nullptr) << n.ToString();
   EXPECT_EQ(n.format_error()->rule, Rule::H7);
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The writer plans, then writes: each descriptor is encoded once, at Add,
+// and the block is laid out once per Plan, however many sinks the plan is
+// written to; BlockLength, WriteTo, WriteToMemory and WriteToFile each lay
+// it out once.
+TEST(WriterPlan, OneEncodePerTensorOneDirectoryBuildPerWrite) {
+  internal::WriteCounters& c = internal::GetWriteCounters();
+  c.descriptor_encodes = 0;
+  c.directory_builds = 0;
+  BlockWriter w;
+  const std::vector<std::uint8_t> bytes(24, 1);
+  for (const char* name : {"a", "b", "c"}) {
+    TensorRequest r;
+    r.name = name;
+    r.shape = {6};
+    ASSERT_TRUE(w.Add(r, Payload::Bytes(bytes)).ok());
+  }
+  EXPECT_EQ(c.descriptor_encodes.load(), 3u);
+  EXPECT_EQ(c.directory_builds.load(), 0u);
+
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  EXPECT_EQ(c.directory_builds.load(), 1u);
+  const auto memory = plan.value().WriteToMemory();
+  ASSERT_TRUE(memory.ok());
+  std::uint64_t sunk = 0;
+  const auto n = plan.value().WriteTo([&](std::span<const std::uint8_t> b) {
+    sunk += b.size();
+    return true;
+  });
+  ASSERT_TRUE(n.ok());
+  const testing::ScratchDir dir;
+  const auto file = plan.value().WriteToFile(dir / "plan.klnt");
+  ASSERT_TRUE(file.ok()) << file.error().ToString();
+  EXPECT_EQ(c.directory_builds.load(), 1u);  // three writes, one layout
+  EXPECT_EQ(memory.value().size(), plan.value().block_length());
+  EXPECT_EQ(sunk, plan.value().block_length());
+  EXPECT_EQ(file.value(), plan.value().block_length());
+  EXPECT_EQ(testing::ReadFile(dir / "plan.klnt"), memory.value());
+  EXPECT_TRUE(Parse(memory.value()).ok());
+
+  // The one-shot calls: one layout each.
+  ASSERT_TRUE(w.BlockLength().ok());
+  EXPECT_EQ(c.directory_builds.load(), 2u);
+  ASSERT_TRUE(w.WriteToMemory().ok());
+  EXPECT_EQ(c.directory_builds.load(), 3u);
+  ASSERT_TRUE(w.WriteToFile(dir / "once.klnt").ok());
+  EXPECT_EQ(c.directory_builds.load(), 4u);
+  EXPECT_EQ(c.descriptor_encodes.load(), 3u);  // never again after Add
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 #include <stdexcept>
 
 #include "kiln/directory.h"
-#include "layout.h"
-#include "primitives.h"
-#include "rules.h"
+#include "kiln/internal/layout.h"
+#include "kiln/internal/primitives.h"
+#include "kiln/internal/rules.h"
 
 namespace kiln {
 namespace {

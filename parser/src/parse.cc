@@ -20,11 +20,11 @@
 // tensor, past the bound of 16 that ScratchWords documents.
 #include <cstring>
 
-#include "heap_slices.h"
 #include "kiln/directory.h"
-#include "name_table.h"
-#include "plain_descriptor.h"
-#include "rules.h"
+#include "kiln/internal/heap_slices.h"
+#include "kiln/internal/name_table.h"
+#include "kiln/internal/plain_descriptor.h"
+#include "kiln/internal/rules.h"
 
 namespace kiln {
 namespace {

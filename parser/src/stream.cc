@@ -16,7 +16,7 @@
 #include <array>
 #include <utility>
 
-#include "rules.h"
+#include "kiln/internal/rules.h"
 
 namespace kiln {
 namespace {

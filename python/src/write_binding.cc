@@ -42,62 +42,55 @@ Prepared Prepare(const py::list& entries) {
   return p;
 }
 
-// OSError for a file that could not be written. Written for both forms of
-// WriteToFile's result: Result<uint64_t> (I/O failures as FRAME H8 with the
-// system's message) and, after branch b-io, WriteFileResult (format_error()
-// or io_error() with the errno).
-template <typename WriteResult>
-[[noreturn]] void RaiseWriteFailure(const WriteResult& r, const std::string& path) {
-  if constexpr (requires { r.io_error(); }) {
-    if (r.format_error() != nullptr) RaiseKilnError(*r.format_error());
-    const auto* io = r.io_error();
-    PyObject* name =
-        PyUnicode_DecodeFSDefaultAndSize(path.data(), static_cast<Py_ssize_t>(path.size()));
-    if (name == nullptr) throw py::error_already_set();
-    PyErr_SetObject(PyExc_OSError, py::make_tuple(io->error_number, io->ToString(),
-                                                  py::reinterpret_steal<py::object>(name))
-                                       .ptr());
-  } else {
-    PyErr_SetString(PyExc_OSError, r.error().message.c_str());
-  }
+// OSError for a file that could not be written (the errno, the message,
+// the file name).
+[[noreturn]] void RaiseWriteFailure(const WriteError& io, const std::string& path) {
+  PyObject* name =
+      PyUnicode_DecodeFSDefaultAndSize(path.data(), static_cast<Py_ssize_t>(path.size()));
+  if (name == nullptr) throw py::error_already_set();
+  PyErr_SetObject(PyExc_OSError, py::make_tuple(io.error_number, io.ToString(),
+                                                py::reinterpret_steal<py::object>(name))
+                                     .ptr());
   throw py::error_already_set();
 }
 
 py::object Write(const py::list& entries, const std::optional<std::string>& path) {
   const Prepared p = Prepare(entries);
-  const Result<std::uint64_t> length = p.writer.BlockLength();
-  if (!length.ok()) RaiseKilnError(length.error());
+  // The block is sealed once (every rule checked); only I/O can fail after.
+  const Result<BlockPlan> sealed = p.writer.Plan();
+  if (!sealed.ok()) RaiseKilnError(sealed.error());
+  const BlockPlan& plan = sealed.value();
   if (path) {
-    // Every rule held above, so a failure now is the file system's.
-    std::optional<decltype(p.writer.WriteToFile(*path))> written;
+    std::optional<Result<std::uint64_t, WriteError>> written;
     {
       py::gil_scoped_release unlocked;
-      written.emplace(p.writer.WriteToFile(*path));
+      written.emplace(plan.WriteToFile(*path));
     }
-    if (!written->ok()) RaiseWriteFailure(*written, *path);
+    if (!written->ok()) RaiseWriteFailure(written->error(), *path);
     return py::int_(written->value());
   }
-  if (length.value() > static_cast<std::uint64_t>(PY_SSIZE_T_MAX)) {
-    throw py::value_error("block of " + std::to_string(length.value()) + " bytes is too large");
+  const std::uint64_t length = plan.block_length();
+  if (length > static_cast<std::uint64_t>(PY_SSIZE_T_MAX)) {
+    throw py::value_error("block of " + std::to_string(length) + " bytes is too large");
   }
-  const auto n = static_cast<Py_ssize_t>(length.value());
+  const auto n = static_cast<Py_ssize_t>(length);
   PyObject* raw = PyBytes_FromStringAndSize(nullptr, n);
   if (raw == nullptr) throw py::error_already_set();
   auto out = py::reinterpret_steal<py::bytes>(raw);
   char* dst = PyBytes_AS_STRING(raw);
   std::uint64_t pos = 0;
-  std::optional<Result<std::uint64_t>> written;
+  std::optional<Result<std::uint64_t, WriteError>> written;
   {
     py::gil_scoped_release unlocked;
-    written.emplace(p.writer.WriteTo([&](std::span<const std::uint8_t> b) {
-      if (b.size() > length.value() - pos) return false;  // never past the end
+    written.emplace(plan.WriteTo([&](std::span<const std::uint8_t> b) {
+      if (b.size() > length - pos) return false;  // never past the end
       if (!b.empty()) std::memcpy(dst + pos, b.data(), b.size());
       pos += b.size();
       return true;
     }));
   }
-  if (!written->ok()) RaiseKilnError(written->error());
-  if (pos != length.value()) throw std::runtime_error("kiln: the writer wrote a short block");
+  if (!written->ok()) throw std::runtime_error("kiln: " + written->error().ToString());
+  if (pos != length) throw std::runtime_error("kiln: the writer wrote a short block");
   return out;
 }
 

@@ -1,17 +1,21 @@
-// BlockWriter: canonical blocks, checked with the parser's own rule checks.
+// BlockWriter: canonical blocks, checked with the format core's rule checks
+// (the parser's own); BlockPlan: a sealed block that writes itself.
 #include "kiln/writer.h"
 
 #include <algorithm>
 
 #include "kiln/base/escape.h"
+#include "kiln/base/format.h"
 #include "kiln/base/output_file.h"
+#include "kiln/internal/primitives.h"
+#include "kiln/internal/rules.h"
+#include "kiln/internal/write_counters.h"
 #include "kiln/utf8.h"
-#include "primitives.h"
-#include "rules.h"
 
 namespace kiln {
 namespace {
 
+using base::Format;
 using internal::Check;
 using internal::DescriptorFieldOffset;
 using internal::Fail;
@@ -21,7 +25,6 @@ namespace desc = internal::desc;
 constexpr std::size_t kChunk = std::size_t{1} << 20;
 
 using base::Quoted;  // a name in a message: escaped, in quotes, cut after 64 bytes
-using Record = std::span<std::uint8_t, kDescriptorSize>;
 
 // The descriptor of request r, stored at [offset, offset + length) of the
 // payload region. Heap offsets are placeholders: a named tensor's name_off
@@ -148,8 +151,9 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
   Entry entry;
   internal::RawDescriptor stored = d;
   if (!r.name.empty()) stored.name_off = static_cast<std::uint16_t>(names_.size());  // < 0xFFFF
-  const auto bytes = internal::EncodeDescriptor(stored);
-  entry.descriptor.assign(bytes.begin(), bytes.end());
+  entry.descriptor = internal::EncodeDescriptor(stored);  // the one encode of this tensor
+  internal::GetWriteCounters().descriptor_encodes.fetch_add(1, std::memory_order_relaxed);
+  decoded_.push_back(stored);
   entry.layout = r.layout;
   entry.offset = offset;
   entry.length = length;
@@ -165,28 +169,34 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
   return i;
 }
 
-Result<std::vector<std::uint8_t>> BlockWriter::Directory() const {
-  std::string heap = names_;
-  std::vector<std::vector<std::uint8_t>> descriptors;
+BlockWriter::BlockWriter() = default;
+BlockWriter::~BlockWriter() = default;
+BlockWriter::BlockWriter(const BlockWriter&) = default;
+BlockWriter::BlockWriter(BlockWriter&&) noexcept = default;
+BlockWriter& BlockWriter::operator=(const BlockWriter&) = default;
+BlockWriter& BlockWriter::operator=(BlockWriter&&) noexcept = default;
+
+Result<BlockPlan> BlockWriter::Plan() const {
+  internal::GetWriteCounters().directory_builds.fetch_add(1, std::memory_order_relaxed);
+  // Layout names follow the tensor names in the heap: each layout_off is
+  // known now. The decoded descriptors get it too, for Q5..Q7 below.
+  std::vector<internal::RawDescriptor> descriptors = decoded_;
+  std::uint64_t heap_size = names_.size();
   for (std::uint32_t i = 0; i < tensor_count(); ++i) {
-    std::vector<std::uint8_t> d = tensors_[i].descriptor;
-    if (!tensors_[i].layout.empty()) {
-      if (heap.size() >= kNoHeapSlice) {
-        return FailTensor(Rule::H7, DescriptorFieldOffset(i, desc::kLayoutOff), i,
-                          "layout name would start at heap offset %d, but layout_off is a u16 "
-                          "below 0xffff",
-                          heap.size());
-      }
-      internal::StoreLe<desc::kLayoutOff>(Record(d.data(), kDescriptorSize),
-                                          static_cast<std::uint16_t>(heap.size()));
-      heap += tensors_[i].layout;
+    if (tensors_[i].layout.empty()) continue;
+    if (heap_size >= kNoHeapSlice) {
+      return FailTensor(Rule::H7, DescriptorFieldOffset(i, desc::kLayoutOff), i,
+                        "layout name would start at heap offset %d, but layout_off is a u16 "
+                        "below 0xffff",
+                        heap_size);
     }
-    descriptors.push_back(std::move(d));
+    descriptors[i].layout_off = static_cast<std::uint16_t>(heap_size);
+    heap_size += tensors_[i].layout.size();
   }
   HeaderInfo h;
   h.tensor_count = tensor_count();
   h.flags = static_cast<std::uint8_t>(kFlagLittleEndian | (name_index_.empty() ? 0 : kFlagNames));
-  h.name_bytes = static_cast<std::uint32_t>(heap.size());  // < 2 * 0xffff
+  h.name_bytes = static_cast<std::uint32_t>(heap_size);  // < 2 * 0xffff
   h.directory_bytes = std::uint64_t{kDescriptorSize} * h.tensor_count + h.name_bytes;
   h.payload_bytes = payload_end_;
   h.payload_base = *internal::AlignUp64(kHeaderSize + h.directory_bytes);  // < 2^40
@@ -198,59 +208,91 @@ Result<std::vector<std::uint8_t>> BlockWriter::Directory() const {
   h.block_length = *block_length;
   // Q5..Q7 need every tensor: the parser's check of each quantised tensor's
   // references, on the descriptors as they will be written.
-  const auto at = [&descriptors](std::uint32_t j) {
-    return internal::DecodeDescriptor(
-        internal::DescriptorBytes(descriptors[j].data(), kDescriptorSize));
-  };
+  const auto at = [&descriptors](std::uint32_t j) { return descriptors[j]; };
   for (std::uint32_t i = 0; i < tensor_count(); ++i) {
-    if (Check e = internal::CheckQuantRefs(at(i), i, tensor_count(), at)) return *std::move(e);
+    if (Check e = internal::CheckQuantRefs(descriptors[i], i, tensor_count(), at)) {
+      return *std::move(e);
+    }
   }
-  std::vector<std::uint8_t> out(h.payload_base, 0);
-  EncodeHeader(std::span(out).first<kHeaderSize>(), h);
+  std::vector<std::uint8_t> head(h.payload_base, 0);
+  EncodeHeader(std::span(head).first<kHeaderSize>(), h);
   for (std::uint32_t i = 0; i < tensor_count(); ++i) {
-    std::copy(descriptors[i].begin(), descriptors[i].end(),
-              out.begin() + static_cast<std::ptrdiff_t>(internal::HeapStart(i)));
+    const auto record = std::span(head)
+                            .subspan(static_cast<std::size_t>(internal::HeapStart(i)))
+                            .first<kDescriptorSize>();
+    std::copy(tensors_[i].descriptor.begin(), tensors_[i].descriptor.end(), record.begin());
+    if (!tensors_[i].layout.empty()) {
+      internal::StoreLe<desc::kLayoutOff>(record, descriptors[i].layout_off);
+    }
   }
-  std::copy(heap.begin(), heap.end(),
-            out.begin() + static_cast<std::ptrdiff_t>(internal::HeapStart(h.tensor_count)));
-  return out;
+  auto heap = head.begin() + static_cast<std::ptrdiff_t>(internal::HeapStart(h.tensor_count));
+  heap = std::copy(names_.begin(), names_.end(), heap);
+  for (const Entry& t : tensors_) heap = std::copy(t.layout.begin(), t.layout.end(), heap);
+  return BlockPlan(this, std::move(head), payload_end_);
 }
 
 Result<std::uint64_t> BlockWriter::BlockLength() const {
-  Result<std::vector<std::uint8_t>> dir = Directory();
-  if (!dir.ok()) return dir.error();
-  return dir.value().size() + payload_end_;
+  Result<BlockPlan> plan = Plan();
+  if (!plan.ok()) return plan.error();
+  return plan.value().block_length();
 }
 
-Result<std::uint64_t> BlockWriter::WriteTo(const ByteSink& sink) const {
-  Result<std::vector<std::uint8_t>> dir = Directory();
-  if (!dir.ok()) return dir.error();
-  auto io_error = [](std::uint64_t at) {
-    return Fail(Rule::H8, at, "the sink refused the block's bytes at %d", at);
+WriteResult<std::uint64_t> BlockWriter::WriteTo(const ByteSink& sink) const {
+  Result<BlockPlan> plan = Plan();
+  if (!plan.ok()) return plan.error();
+  Result<std::uint64_t, WriteError> n = plan.value().WriteTo(sink);
+  if (!n.ok()) return n.error();
+  return n.value();
+}
+
+WriteResult<std::vector<std::uint8_t>> BlockWriter::WriteToMemory() const {
+  Result<BlockPlan> plan = Plan();
+  if (!plan.ok()) return plan.error();
+  Result<std::vector<std::uint8_t>, WriteError> out = plan.value().WriteToMemory();
+  if (!out.ok()) return out.error();
+  return std::move(out).value();
+}
+
+WriteFileResult BlockWriter::WriteToFile(const std::string& path) const {
+  // Rules first: a request that breaks one writes nothing at all.
+  Result<BlockPlan> plan = Plan();
+  if (!plan.ok()) return plan.error();
+  Result<std::uint64_t, WriteError> n = plan.value().WriteToFile(path);
+  if (!n.ok()) return n.error();
+  return n.value();
+}
+
+Result<std::uint64_t, WriteError> BlockPlan::WriteTo(const ByteSink& sink) const {
+  auto refused = [](std::uint64_t at) {
+    return WriteError{
+        {}, 0, Format("the sink refused the block's bytes at %d", at), WriteError::Step::kWrite};
   };
-  std::uint64_t written = dir.value().size();
-  if (!sink(dir.value())) return io_error(0);
+  std::uint64_t written = head_.size();
+  if (!sink(head_)) return refused(0);
   static const std::vector<std::uint8_t> kZeros(kPayloadAlignment, 0);
   std::vector<std::uint8_t> buffer;
   std::uint64_t cursor = 0;  // within the payload region
-  for (std::uint32_t i = 0; i < tensor_count(); ++i) {
-    const Entry& t = tensors_[i];
+  for (std::uint32_t i = 0; i < writer_->tensor_count(); ++i) {
+    const BlockWriter::Entry& t = writer_->tensors_[i];
     if (t.length == 0) continue;
-    if (!sink(std::span(kZeros).first(t.offset - cursor))) return io_error(written);
+    if (!sink(std::span(kZeros).first(t.offset - cursor))) return refused(written);
     written += t.offset - cursor;
     if (!t.payload.read_) {
-      if (!sink(t.payload.bytes_)) return io_error(written);
+      if (!sink(t.payload.bytes_)) return refused(written);
     } else {
       for (std::uint64_t left = t.length; left != 0;) {
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, kChunk));
         buffer.resize(n);
         const std::uint64_t at = written + (t.length - left);
         if (!t.payload.read_(buffer)) {
-          return FailTensor(Rule::H8, at, i,
-                            "the payload source ended %d bytes before the tensor's %d bytes", left,
-                            t.length);
+          return WriteError{{},
+                            0,
+                            Format("the payload source of tensor %d ended %d bytes before its "
+                                   "%d bytes",
+                                   i, left, t.length),
+                            WriteError::Step::kPayload};
         }
-        if (!sink(buffer)) return io_error(at);
+        if (!sink(buffer)) return refused(at);
         left -= n;
       }
     }
@@ -260,39 +302,42 @@ Result<std::uint64_t> BlockWriter::WriteTo(const ByteSink& sink) const {
   return written;
 }
 
-Result<std::vector<std::uint8_t>> BlockWriter::WriteToMemory() const {
+Result<std::vector<std::uint8_t>, WriteError> BlockPlan::WriteToMemory() const {
   std::vector<std::uint8_t> out;
-  Result<std::uint64_t> n = WriteTo([&](std::span<const std::uint8_t> b) {
+  Result<std::uint64_t, WriteError> n = WriteTo([&](std::span<const std::uint8_t> b) {
     out.insert(out.end(), b.begin(), b.end());
     return true;
   });
   if (!n.ok()) return n.error();
-  // Belt and braces: what the writer emits must parse.
-  Result<kiln::Directory> check = Parse(out);
-  if (!check.ok()) return check.error();
   return out;
 }
 
-std::string WriteError::ToString() const { return "cannot write " + path + ": " + message; }
-
-std::string WriteFileResult::ToString() const {
-  if (const Error* e = format_error()) return e->ToString();
-  if (const WriteError* e = io_error()) return e->ToString();
-  return "ok";
+Result<std::uint64_t, WriteError> BlockPlan::WriteToFile(
+    const std::string& path, const std::function<bool()>& before_commit) const {
+  base::OutputFile file(path);
+  auto io_error = [&](WriteError::Step step) {
+    return WriteError{path, file.error_number(), file.error(), step};
+  };
+  if (!file.ok()) return io_error(WriteError::Step::kCreate);
+  Result<std::uint64_t, WriteError> n =
+      WriteTo([&](std::span<const std::uint8_t> b) { return file.Write(b); });
+  if (!file.ok()) return io_error(WriteError::Step::kWrite);  // the sink refused: the file's error
+  if (!n.ok()) {                                              // a stream payload ended early
+    WriteError e = n.error();
+    e.path = path;
+    return e;
+  }
+  if (before_commit && !before_commit()) {
+    return WriteError{path, 0, "not committed: the step before the commit failed",
+                      WriteError::Step::kBeforeCommit};
+  }
+  if (!file.Commit()) return io_error(WriteError::Step::kCommit);
+  return n.value();
 }
 
-WriteFileResult BlockWriter::WriteToFile(const std::string& path) const {
-  // Rules first: a request that breaks one writes nothing at all.
-  if (Result<std::uint64_t> length = BlockLength(); !length.ok()) return length.error();
-  base::OutputFile file(path);
-  auto io_error = [&] { return WriteError{path, file.error_number(), file.error()}; };
-  if (!file.ok()) return io_error();
-  const Result<std::uint64_t> n =
-      WriteTo([&](std::span<const std::uint8_t> b) { return file.Write(b); });
-  if (!file.ok()) return io_error();  // the sink refused: the file's error
-  if (!n.ok()) return n.error();      // a stream payload ended early
-  if (!file.Commit()) return io_error();
-  return n.value();
+std::string WriteError::ToString() const {
+  return (path.empty() ? std::string("cannot write the block") : "cannot write " + path) + ": " +
+         message;
 }
 
 Result<BlockWriter> BlockWriter::From(const kiln::Directory& directory) {

@@ -11,11 +11,18 @@
 // block is written) or as a stream read once, in order, while writing, so a
 // file is written without holding every payload in memory.
 //
+// The writer plans, then writes: Add encodes each descriptor once and
+// checks it; Plan() seals the block once (header, directory, heap, the
+// rules that need every tensor) into a BlockPlan, which writes itself to a
+// sink, to memory or to a file without laying anything out again. After
+// Plan() only I/O can fail, reported as a WriteError, never as a rule.
+//
 // The writer is its own library, kiln::writer (link it as well as
 // kiln::parser); kiln/kiln.h does not include this header.
 #ifndef KILN_WRITER_H_
 #define KILN_WRITER_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -32,6 +39,10 @@
 
 namespace kiln {
 
+namespace internal {
+struct RawDescriptor;  // the format core's decoded descriptor
+}  // namespace internal
+
 // Fills `out` completely with the next bytes of a payload, or returns false.
 using PayloadReader = std::function<bool(std::span<std::uint8_t> out)>;
 
@@ -47,6 +58,7 @@ class Payload {
 
  private:
   friend class BlockWriter;
+  friend class BlockPlan;
   std::uint64_t size_ = 0;
   std::span<const std::uint8_t> bytes_;
   PayloadReader read_;
@@ -70,52 +82,115 @@ struct TensorRequest {
   std::optional<std::uint32_t> outer_index;
 };
 
-// An I/O failure while writing a file: not a rule of the format, so not an
+// An I/O failure while writing a block: not a rule of the format, so not an
 // Error (which always names a class and a rule of the block).
 struct WriteError {
-  std::string path;      // the file being written
-  int error_number = 0;  // the errno of the failed call
+  // Where the writing stopped.
+  enum class Step : std::uint8_t {
+    kCreate,        // the temporary file could not be created
+    kWrite,         // the file or the sink refused bytes
+    kPayload,       // a stream payload ended before its size
+    kBeforeCommit,  // the caller's before_commit step failed (nothing committed)
+    kCommit,        // fsync or rename failed (nothing committed)
+  };
+  std::string path;      // the file being written; empty for a sink
+  int error_number = 0;  // the errno of the failed call, 0 when none
   std::string message;   // what failed and the system's message:
                          // "write: No space left on device"
+  Step step = Step::kWrite;
 
-  // "cannot write PATH: MESSAGE"
+  // "cannot write PATH: MESSAGE" ("cannot write the block: MESSAGE" for a sink)
   [[nodiscard]] std::string ToString() const;
 };
 
-// The outcome of BlockWriter::WriteToFile: the block length, or a rule the
-// block breaks (format_error(): the request was wrong, nothing is written),
-// or an I/O failure (io_error(): the file system refused).
-class [[nodiscard]] WriteFileResult {
+// The outcome of writing a block: a value, or a rule the block breaks
+// (format_error(): the request was wrong, nothing is written), or an I/O
+// failure (io_error()).
+template <typename T>
+class [[nodiscard]] WriteResult {
  public:
   // cppcheck-suppress noExplicitConstructor
-  WriteFileResult(std::uint64_t length) : v_(length) {}  // NOLINT(google-explicit-constructor)
+  WriteResult(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   // cppcheck-suppress noExplicitConstructor
-  WriteFileResult(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  WriteResult(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
   // cppcheck-suppress noExplicitConstructor
-  WriteFileResult(WriteError error) : v_(std::move(error)) {}  // NOLINT
+  WriteResult(WriteError error) : v_(std::move(error)) {}  // NOLINT
 
   [[nodiscard]] bool ok() const { return v_.index() == 0; }
   // Precondition: ok(). Throws std::bad_variant_access otherwise.
-  [[nodiscard]] std::uint64_t value() const { return std::get<0>(v_); }
+  [[nodiscard]] const T& value() const& { return std::get<0>(v_); }
+  [[nodiscard]] T&& value() && { return std::get<0>(std::move(v_)); }
   // The rule the block breaks, or null.
   [[nodiscard]] const Error* format_error() const { return std::get_if<1>(&v_); }
   // The I/O failure, or null.
   [[nodiscard]] const WriteError* io_error() const { return std::get_if<2>(&v_); }
   // Either error as text; "ok" when ok().
-  [[nodiscard]] std::string ToString() const;
+  [[nodiscard]] std::string ToString() const {
+    if (const Error* e = format_error()) return e->ToString();
+    if (const WriteError* e = io_error()) return e->ToString();
+    return "ok";
+  }
 
  private:
-  std::variant<std::uint64_t, Error, WriteError> v_;
+  std::variant<T, Error, WriteError> v_;
 };
+
+// The outcome of BlockWriter::WriteToFile: the block length.
+using WriteFileResult = WriteResult<std::uint64_t>;
 
 // Receives the bytes of a block in order. Returns false on an I/O error.
 using ByteSink = std::function<bool(std::span<const std::uint8_t> bytes)>;
 
+class BlockWriter;
+
+// A sealed block: the header, the directory and the name heap laid out,
+// every rule checked (the cross-tensor ones once), the length known. It
+// writes itself to any sink, as often as asked, without laying anything
+// out again; the payloads are read from the BlockWriter, which must
+// outlive the plan and not change while it is used. Only I/O can fail now.
+class BlockPlan {
+ public:
+  [[nodiscard]] std::uint64_t block_length() const { return head_.size() + payload_bytes_; }
+  // The first payload_base bytes: header, descriptors, heap, zero padding.
+  [[nodiscard]] std::span<const std::uint8_t> head() const { return head_; }
+
+  // Writes the block to `sink`: the head, then each payload. A stream
+  // payload is read once, in chunks of at most 1 MiB. Returns the length.
+  [[nodiscard]] Result<std::uint64_t, WriteError> WriteTo(const ByteSink& sink) const;
+  // The whole block in memory.
+  [[nodiscard]] Result<std::vector<std::uint8_t>, WriteError> WriteToMemory() const;
+  // Writes to a file and returns the block length. The block goes to a
+  // fresh temporary file in the target's directory (O_CREAT | O_EXCL), is
+  // fsync'd and renamed over `path`: a symlink or hard link at `path` is
+  // replaced, never written through, and on any failure nothing is left
+  // behind and `path` keeps its earlier contents. `before_commit` (may be
+  // empty) runs once every byte is written and before the rename; false
+  // commits nothing (Step::kBeforeCommit).
+  [[nodiscard]] Result<std::uint64_t, WriteError> WriteToFile(
+      const std::string& path, const std::function<bool()>& before_commit = {}) const;
+
+ private:
+  friend class BlockWriter;
+  BlockPlan(const BlockWriter* writer, std::vector<std::uint8_t> head, std::uint64_t payload_bytes)
+      : writer_(writer), head_(std::move(head)), payload_bytes_(payload_bytes) {}
+
+  const BlockWriter* writer_;
+  std::vector<std::uint8_t> head_;
+  std::uint64_t payload_bytes_;
+};
+
 class BlockWriter {
  public:
+  BlockWriter();
+  ~BlockWriter();
+  BlockWriter(const BlockWriter&);
+  BlockWriter(BlockWriter&&) noexcept;
+  BlockWriter& operator=(const BlockWriter&);
+  BlockWriter& operator=(BlockWriter&&) noexcept;
+
   // Adds a tensor and returns its index. Checks D1..D10, N1, N2, N4, N5,
   // O1..O3, Q1..Q4 and the format's limits now; Q5..Q7 (which may refer to
-  // tensors not added yet) when the block is written.
+  // tensors not added yet) when the block is sealed (Plan).
   [[nodiscard]] Result<std::uint32_t> Add(const TensorRequest& request, Payload payload);
 
   // Every tensor of a parsed directory, with payload views into its buffer.
@@ -125,34 +200,32 @@ class BlockWriter {
     return static_cast<std::uint32_t>(tensors_.size());
   }
 
-  // The block's length, after the checks that need every tensor.
-  [[nodiscard]] Result<std::uint64_t> BlockLength() const;
+  // Seals the block: lays out the header, the directory and the heap and
+  // checks the rules that need every tensor (Q5..Q7, the heap's size), once.
+  // Write through the plan; add nothing while it is used.
+  [[nodiscard]] Result<BlockPlan> Plan() const;
 
-  // Writes the block to `sink`: the directory, then each payload. A stream
-  // payload is read once, in chunks of at most 1 MiB.
-  [[nodiscard]] Result<std::uint64_t> WriteTo(const ByteSink& sink) const;
-  // The whole block in memory; it is parsed once more before it is returned.
-  [[nodiscard]] Result<std::vector<std::uint8_t>> WriteToMemory() const;
-  // Writes to a file and returns the block length. The block goes to a
-  // fresh temporary file in the target's directory (O_CREAT | O_EXCL), is
-  // fsync'd and renamed over `path`: a symlink or hard link at `path` is
-  // replaced, never written through, and on any failure nothing is left
-  // behind and `path` keeps its earlier contents. I/O failures are
-  // io_error() (with errno); rules the block breaks are format_error().
+  // Plan(), then its length / one write. Each seals the block once: to
+  // check the length and then write, seal once with Plan().
+  [[nodiscard]] Result<std::uint64_t> BlockLength() const;
+  [[nodiscard]] WriteResult<std::uint64_t> WriteTo(const ByteSink& sink) const;
+  [[nodiscard]] WriteResult<std::vector<std::uint8_t>> WriteToMemory() const;
   [[nodiscard]] WriteFileResult WriteToFile(const std::string& path) const;
 
  private:
+  friend class BlockPlan;
   struct Entry {
-    std::vector<std::uint8_t> descriptor;  // 128 bytes; layout_off set when written
+    std::array<std::uint8_t, kDescriptorSize> descriptor{};  // encoded once, at Add
     std::string layout;
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     Payload payload;
   };
 
-  [[nodiscard]] Result<std::vector<std::uint8_t>> Directory() const;
-
   std::vector<Entry> tensors_;
+  // Each tensor's decoded descriptor, as Add checked it (layout_off is a
+  // placeholder until Plan): what the cross-tensor checks read.
+  std::vector<internal::RawDescriptor> decoded_;
   std::string names_;  // the tensor-name part of the heap
   std::unordered_map<std::string, std::uint32_t> name_index_;
   std::optional<std::uint32_t> first_unnamed_;

@@ -1,26 +1,26 @@
 // The checks, grouped as the rule set groups them. Each returns the first
 // rule of its group that fails (in checking order), or nullopt.
-#ifndef KILN_SRC_RULES_H_
-#define KILN_SRC_RULES_H_
+#ifndef KILN_INTERNAL_RULES_H_
+#define KILN_INTERNAL_RULES_H_
 
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 
-#include "fail.h"
 #include "kiln/base/function_ref.h"
-#include "kiln/directory.h"
-#include "layout.h"
-#include "primitives.h"
-#include "scratch.h"
+#include "kiln/block.h"
+#include "kiln/dtype.h"
+#include "kiln/internal/fail.h"
+#include "kiln/internal/layout.h"
+#include "kiln/internal/primitives.h"
+#include "kiln/internal/scratch.h"
+#include "kiln/status.h"
 
 namespace kiln::internal {
 
 // H1..H7 on the start of the buffer.
 [[nodiscard]] Result<HeaderInfo> CheckHeader(Bytes buffer, const Limits& limits);
-// H8, H9 and L1, once the header is known.
-[[nodiscard]] Check CheckFraming(Bytes buffer, const HeaderInfo& h, Mode mode);
 // H8 alone, for `size` bytes present (a stream that ended after `size`).
 [[nodiscard]] Check CheckLength(std::uint64_t size, const HeaderInfo& h, Mode mode);
 // H8 for a stream in whole mode that goes on past block_length (how many
@@ -41,18 +41,11 @@ using DescriptorLookup = base::FunctionRef<RawDescriptor(std::uint32_t)>;
 // the scale and outer tensors through `descriptor`, each once.
 [[nodiscard]] Check CheckQuantRefs(const RawDescriptor& d, std::uint32_t i, std::uint32_t count,
                                    DescriptorLookup descriptor);
-// N3: the heap is exactly the slices, in order.
-[[nodiscard]] Check CheckHeapOrder(Bytes block, const HeaderInfo& h);
-// N4: every slice is well-formed UTF-8. Precondition: N3 held.
-[[nodiscard]] Check CheckHeapUtf8(Bytes block, const HeaderInfo& h);
 // N5: tensor names are unique. Precondition: N3 held. probe_budget bounds
 // the hash table's probes before it falls back to sorting (tests pass 0 to
 // exercise the fallback); nullopt: 8 per tensor plus 1024.
 [[nodiscard]] Check CheckUniqueNames(Bytes block, const HeaderInfo& h, Scratch& scratch,
                                      std::optional<std::uint64_t> probe_budget = std::nullopt);
-// Q5..Q7 for every quantised tensor, in descriptor order (CheckQuantRefs
-// on each).
-[[nodiscard]] Check CheckScales(Bytes block, const HeaderInfo& h);
 // Receives the payload ranges no tensor covers, [from, to) relative to
 // payload_base, in offset order: what rule P2 checks.
 class GapVisitor {
@@ -96,4 +89,4 @@ class GapVisitor {
 
 }  // namespace kiln::internal
 
-#endif  // KILN_SRC_RULES_H_
+#endif  // KILN_INTERNAL_RULES_H_

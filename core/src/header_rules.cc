@@ -1,8 +1,8 @@
 // Rules H1..H9 and L1: the header, the framing of the block, the padding.
 #include <string>
 
-#include "primitives.h"
-#include "rules.h"
+#include "kiln/internal/primitives.h"
+#include "kiln/internal/rules.h"
 
 namespace kiln::internal {
 namespace {
@@ -168,12 +168,6 @@ Check CheckPadding(Bytes block, const HeaderInfo& h) {
                 pad_start + *at, pad[*at], pad_start, h.payload_base);
   }
   return std::nullopt;
-}
-
-Check CheckFraming(Bytes buffer, const HeaderInfo& h, Mode mode) {
-  if (Check e = CheckLength(buffer.size(), h, mode)) return e;
-  if (Check e = CheckNameFlag(h)) return e;
-  return CheckPadding(buffer, h);
 }
 
 }  // namespace kiln::internal

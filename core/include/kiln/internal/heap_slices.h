@@ -6,19 +6,21 @@
 // HeapSlices follows each as a chain of its own and joins them at the end:
 // the layout chain must start where the name chain ends. Its verdicts are
 // what a walk of the heap in order would find, slice by slice: the same
-// rule, offset, tensor and message. CheckHeapOrder and CheckHeapUtf8 are
-// that walk (they feed the slices in heap order); Parse feeds them as it
+// rule, offset, tensor and message. The tests' walks
+// (tests/support/rule_walks.h) feed the slices in heap order; Parse feeds them as it
 // decodes each descriptor, so neither rule reads a descriptor again.
-#ifndef KILN_SRC_HEAP_SLICES_H_
-#define KILN_SRC_HEAP_SLICES_H_
+#ifndef KILN_INTERNAL_HEAP_SLICES_H_
+#define KILN_INTERNAL_HEAP_SLICES_H_
 
 #include <cstdint>
 #include <optional>
 
-#include "fail.h"
-#include "kiln/directory.h"
-#include "layout.h"
-#include "primitives.h"
+#include "kiln/block.h"
+#include "kiln/dtype.h"
+#include "kiln/internal/fail.h"
+#include "kiln/internal/layout.h"
+#include "kiln/internal/primitives.h"
+#include "kiln/status.h"
 
 namespace kiln::internal {
 
@@ -93,4 +95,4 @@ class HeapSlices {
 
 }  // namespace kiln::internal
 
-#endif  // KILN_SRC_HEAP_SLICES_H_
+#endif  // KILN_INTERNAL_HEAP_SLICES_H_

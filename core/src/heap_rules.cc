@@ -2,11 +2,11 @@
 #include <algorithm>
 #include <string_view>
 
-#include "heap_slices.h"
 #include "kiln/base/escape.h"
-#include "name_table.h"
-#include "primitives.h"
-#include "rules.h"
+#include "kiln/internal/heap_slices.h"
+#include "kiln/internal/name_table.h"
+#include "kiln/internal/primitives.h"
+#include "kiln/internal/rules.h"
 
 namespace kiln::internal {
 namespace {
@@ -14,23 +14,6 @@ namespace {
 std::string_view What(const Slice& s) { return s.layout ? "layout name" : "name"; }
 
 std::size_t FieldOf(const Slice& s) { return s.layout ? desc::kLayoutOff : desc::kNameOff; }
-
-// Calls add(slice) for every slice in heap order: the tensor names in
-// descriptor order, then the layout names in descriptor order. After N1, N2,
-// O1, O2 hold, a slice is present exactly when its length is nonzero.
-template <typename Fn>
-void ForEachSlice(Bytes block, const HeaderInfo& h, Fn add) {
-  for (const bool layout : {false, true}) {
-    for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
-      const DescriptorBytes d = DescriptorAt(block, i);
-      const auto off = layout ? LoadLe<std::uint16_t, desc::kLayoutOff>(d)
-                              : LoadLe<std::uint16_t, desc::kNameOff>(d);
-      const auto len = layout ? LoadLe<std::uint16_t, desc::kLayoutLen>(d)
-                              : LoadLe<std::uint16_t, desc::kNameLen>(d);
-      if (len != 0) add(Slice{i, off, len, layout});
-    }
-  }
-}
 
 }  // namespace
 
@@ -80,20 +63,6 @@ Check HeapSlices::Utf8Verdict() const {
                       c->bad_at, block_[at]);
   }
   return std::nullopt;
-}
-
-// N3 by walking the heap in order.
-Check CheckHeapOrder(Bytes block, const HeaderInfo& h) {
-  HeapSlices slices(block, h, false);
-  ForEachSlice(block, h, [&](const Slice& s) { slices.Add(s); });
-  return slices.OrderVerdict();
-}
-
-// N4 by walking the heap in order. Runs after N3, so slices are in range.
-Check CheckHeapUtf8(Bytes block, const HeaderInfo& h) {
-  HeapSlices slices(block, h, true);
-  ForEachSlice(block, h, [&](const Slice& s) { slices.Add(s); });
-  return slices.Utf8Verdict();
 }
 
 Error DuplicateNameError(Bytes block, const HeaderInfo& h, std::uint32_t dup, std::uint32_t first) {

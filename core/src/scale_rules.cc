@@ -1,6 +1,6 @@
 // Rules Q5, Q6, Q7: a quantised tensor and the scale tensors it names.
-#include "primitives.h"
-#include "rules.h"
+#include "kiln/internal/primitives.h"
+#include "kiln/internal/rules.h"
 
 namespace kiln::internal {
 namespace {
@@ -90,14 +90,6 @@ Check CheckQuantRefs(const RawDescriptor& d, std::uint32_t i, std::uint32_t coun
   if (Check e = CheckScaleRef(d, i, count, descriptor, &scale)) return e;  // Q5
   if (Check e = CheckScaleShape(d, i, scale)) return e;                    // Q6
   return CheckOuterRef(d, i, count, descriptor);                           // Q7
-}
-
-Check CheckScales(Bytes block, const HeaderInfo& h) {
-  const auto at = [block](std::uint32_t j) { return DecodeDescriptor(DescriptorAt(block, j)); };
-  for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
-    if (Check e = CheckQuantRefs(at(i), i, h.tensor_count, at)) return e;
-  }
-  return std::nullopt;
 }
 
 }  // namespace kiln::internal

@@ -1,15 +1,17 @@
 // Field offsets of the fixed-width records (docs/spec.md, "Header" and
 // "Descriptor") and their decoded, not yet validated, contents.
-#ifndef KILN_SRC_LAYOUT_H_
-#define KILN_SRC_LAYOUT_H_
+#ifndef KILN_INTERNAL_LAYOUT_H_
+#define KILN_INTERNAL_LAYOUT_H_
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
-#include "kiln/directory.h"
-#include "primitives.h"
+#include "kiln/block.h"
+#include "kiln/dtype.h"
+#include "kiln/internal/primitives.h"
+#include "kiln/status.h"
 
 namespace kiln::internal {
 
@@ -156,4 +158,4 @@ struct RawDescriptor {
 
 }  // namespace kiln::internal
 
-#endif  // KILN_SRC_LAYOUT_H_
+#endif  // KILN_INTERNAL_LAYOUT_H_

@@ -13,6 +13,8 @@
 #include <utility>
 #include <variant>
 
+#include "kiln/base/result.h"
+
 namespace kiln {
 
 // The four error classes of the rule set.
@@ -72,27 +74,10 @@ struct Error {
 };
 
 // A value or the error (by default an Error) that prevented it. Cannot be
-// ignored. The format readers use it with their own error type.
+// ignored. The format readers use it with their own error type. Defined in
+// base (kiln/base/result.h), which every component shares.
 template <typename T, typename E = Error>
-class [[nodiscard]] Result {
- public:
-  // Implicit on purpose, so a function returns a value or an error directly.
-  // cppcheck-suppress noExplicitConstructor
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  // cppcheck-suppress noExplicitConstructor
-  Result(E error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-
-  [[nodiscard]] bool ok() const { return v_.index() == 0; }
-  // Precondition: ok(). Throws std::bad_variant_access otherwise.
-  [[nodiscard]] const T& value() const& { return std::get<0>(v_); }
-  [[nodiscard]] T& value() & { return std::get<0>(v_); }
-  [[nodiscard]] T&& value() && { return std::get<0>(std::move(v_)); }
-  // Precondition: !ok(). Throws std::bad_variant_access otherwise.
-  [[nodiscard]] const E& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, E> v_;
-};
+using Result = base::Result<T, E>;
 
 }  // namespace kiln
 

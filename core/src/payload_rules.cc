@@ -1,7 +1,7 @@
 // Rules P1, P2: the payload region as a whole.
 #include <algorithm>
 
-#include "rules.h"
+#include "kiln/internal/rules.h"
 
 namespace kiln::internal {
 namespace {

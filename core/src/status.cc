@@ -1,8 +1,8 @@
 #include <array>
 #include <string>
 
-#include "fail.h"
 #include "kiln/base/format.h"
+#include "kiln/internal/fail.h"
 #include "kiln/status.h"
 
 namespace kiln {

@@ -4,8 +4,8 @@
 #include <initializer_list>
 #include <string>
 
-#include "primitives.h"
-#include "rules.h"
+#include "kiln/internal/primitives.h"
+#include "kiln/internal/rules.h"
 
 namespace kiln::internal {
 namespace {

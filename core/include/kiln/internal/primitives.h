@@ -1,7 +1,7 @@
 // The shared primitives (base/: bounded reader, checked arithmetic, UTF-8),
 // named in the parser's namespace. Internal: no public header includes it.
-#ifndef KILN_SRC_PRIMITIVES_H_
-#define KILN_SRC_PRIMITIVES_H_
+#ifndef KILN_INTERNAL_PRIMITIVES_H_
+#define KILN_INTERNAL_PRIMITIVES_H_
 
 #include "kiln/base/bytes.h"
 #include "kiln/base/checked.h"
@@ -22,4 +22,4 @@ using base::StoreLe;
 
 }  // namespace kiln::internal
 
-#endif  // KILN_SRC_PRIMITIVES_H_
+#endif  // KILN_INTERNAL_PRIMITIVES_H_

@@ -5,14 +5,16 @@
 // CheckFields, which reports the precise rule. It never rejects on its own,
 // so it cannot change a verdict, only how fast a valid block is read
 // (tests/fast_path_test.cc).
-#ifndef KILN_SRC_PLAIN_DESCRIPTOR_H_
-#define KILN_SRC_PLAIN_DESCRIPTOR_H_
+#ifndef KILN_INTERNAL_PLAIN_DESCRIPTOR_H_
+#define KILN_INTERNAL_PLAIN_DESCRIPTOR_H_
 
 #include <array>
 #include <cstdint>
 
-#include "kiln/directory.h"
-#include "layout.h"
+#include "kiln/block.h"
+#include "kiln/dtype.h"
+#include "kiln/internal/layout.h"
+#include "kiln/status.h"
 
 namespace kiln::internal {
 
@@ -70,4 +72,4 @@ template <bool kNamed>
 
 }  // namespace kiln::internal
 
-#endif  // KILN_SRC_PLAIN_DESCRIPTOR_H_
+#endif  // KILN_INTERNAL_PLAIN_DESCRIPTOR_H_

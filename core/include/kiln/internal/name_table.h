@@ -7,8 +7,8 @@
 // Probing is budgeted: names crafted to collide cannot make it quadratic,
 // because once the budget is spent the caller sorts instead
 // (UniqueNamesBySorting), which gives the same verdict in O(N log N).
-#ifndef KILN_SRC_NAME_TABLE_H_
-#define KILN_SRC_NAME_TABLE_H_
+#ifndef KILN_INTERNAL_NAME_TABLE_H_
+#define KILN_INTERNAL_NAME_TABLE_H_
 
 #include <algorithm>
 #include <array>
@@ -21,10 +21,12 @@
 #include <emmintrin.h>
 #endif
 
-#include "fail.h"
-#include "kiln/directory.h"
-#include "layout.h"
-#include "primitives.h"
+#include "kiln/block.h"
+#include "kiln/dtype.h"
+#include "kiln/internal/fail.h"
+#include "kiln/internal/layout.h"
+#include "kiln/internal/primitives.h"
+#include "kiln/status.h"
 
 namespace kiln::internal {
 
@@ -219,4 +221,4 @@ class NameTable {
 
 }  // namespace kiln::internal
 
-#endif  // KILN_SRC_NAME_TABLE_H_
+#endif  // KILN_INTERNAL_NAME_TABLE_H_

@@ -1,7 +1,7 @@
 // Every rejection in the parser is built by Fail(): the class comes from the
 // rule table, so a check cannot report a rule under the wrong class.
-#ifndef KILN_SRC_FAIL_H_
-#define KILN_SRC_FAIL_H_
+#ifndef KILN_INTERNAL_FAIL_H_
+#define KILN_INTERNAL_FAIL_H_
 
 #include <cstdint>
 #include <optional>
@@ -36,4 +36,4 @@ template <typename... Args>
 
 }  // namespace kiln::internal
 
-#endif  // KILN_SRC_FAIL_H_
+#endif  // KILN_INTERNAL_FAIL_H_

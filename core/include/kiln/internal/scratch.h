@@ -4,8 +4,8 @@
 // rule H8 has already checked against the bytes present (each tensor has a
 // 128-byte descriptor in the buffer). The checks run in an order where the
 // largest request comes first, so a parse allocates at most once.
-#ifndef KILN_SRC_SCRATCH_H_
-#define KILN_SRC_SCRATCH_H_
+#ifndef KILN_INTERNAL_SCRATCH_H_
+#define KILN_INTERNAL_SCRATCH_H_
 
 #include <cstdint>
 #include <memory>
@@ -35,4 +35,4 @@ class Scratch {
 
 }  // namespace kiln::internal
 
-#endif  // KILN_SRC_SCRATCH_H_
+#endif  // KILN_INTERNAL_SCRATCH_H_

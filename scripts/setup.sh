@@ -12,6 +12,9 @@ packages=(
   afl++ cppcheck python3 python3-numpy zip unzip
   pybind11-dev python3-dev python3-pytest python3-venv
 )
+# The C ABI's installed-consumer test (scripts/test.sh) builds a C program
+# with `pkg-config --cflags --libs kiln`.
+packages+=(pkgconf)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -14,6 +14,9 @@ packages=(
   # the WebAssembly build of js/ (its optimizer runs on node-acorn)
   emscripten node-acorn binaryen
 )
+# The C ABI's installed-consumer test (scripts/test.sh) builds a C program
+# with `pkg-config --cflags --libs kiln`.
+packages+=(pkgconf)
 
 missing=()
 for p in "${packages[@]}"; do

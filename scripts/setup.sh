@@ -11,7 +11,12 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev
   afl++ cppcheck python3 python3-numpy zip unzip
   pybind11-dev python3-dev python3-pytest python3-venv
+  # the WebAssembly build of js/ (its optimizer runs on node-acorn)
+  emscripten node-acorn binaryen
 )
+# The C ABI's installed-consumer test (scripts/test.sh) builds a C program
+# with `pkg-config --cflags --libs kiln`.
+packages+=(pkgconf)
 
 missing=()
 for p in "${packages[@]}"; do

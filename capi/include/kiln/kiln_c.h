@@ -39,7 +39,11 @@ typedef enum kiln_status {
   KILN_INVALID = 1,      /* the block broke a rule; the error says which */
   KILN_NEED_MORE = 2,    /* a stream: no verdict yet, feed more or finish */
   KILN_BAD_ARGUMENT = 3, /* a caller mistake; nothing was changed */
-  KILN_NO_MEMORY = 4     /* an allocation failed; nothing was changed */
+  KILN_NO_MEMORY = 4,    /* an allocation failed; nothing was changed */
+  /* A defect in kiln (an unexpected C++ exception was caught at the
+   * boundary); the error, if any, has class KILN_CLASS_INTERNAL. Never a
+   * verdict on the bytes. */
+  KILN_INTERNAL_ERROR = 5
 } kiln_status;
 
 /* The error classes of the rule set, and one for caller mistakes. */
@@ -49,7 +53,8 @@ typedef enum kiln_error_class {
   KILN_CLASS_TYPE = 2,
   KILN_CLASS_LIMIT = 3,
   KILN_CLASS_UTF8 = 4,
-  KILN_CLASS_ARGUMENT = 5 /* not a verdict on the bytes: a caller mistake */
+  KILN_CLASS_ARGUMENT = 5, /* not a verdict on the bytes: a caller mistake */
+  KILN_CLASS_INTERNAL = 6  /* not a verdict on the bytes: KILN_INTERNAL_ERROR */
 } kiln_error_class;
 
 #define KILN_NO_TENSOR 0xFFFFFFFFu
@@ -60,7 +65,7 @@ typedef enum kiln_error_class {
  * empty message) when they succeed. */
 typedef struct kiln_error {
   int32_t error_class;        /* kiln_error_class */
-  char rule[4];               /* "H1" .. "P2", NUL-terminated; "" for NONE and ARGUMENT */
+  char rule[4];               /* "H1" .. "P2", NUL-terminated; "" for the other classes */
   uint64_t offset;            /* byte offset from the start of the block */
   uint32_t tensor;            /* descriptor index, or KILN_NO_TENSOR */
   uint32_t message_truncated; /* 1 when message was cut to fit */
@@ -130,11 +135,21 @@ typedef struct kiln_tensor {
 const char *kiln_version(void);
 /* KILN_ABI_VERSION of the library actually loaded. */
 uint32_t kiln_abi_version(void);
-/* "FRAME", "TYPE", "LIMIT", "UTF8", "ARGUMENT", or "" (static). */
+/* "FRAME", "TYPE", "LIMIT", "UTF8", "ARGUMENT", "INTERNAL", or "" (static). */
 const char *kiln_error_class_name(int32_t error_class);
 /* The one-line statement of a rule ("H1".."P2", length bytes); NULL when
  * there is no such rule. Static, NUL-terminated. */
 const char *kiln_rule_summary(const char *rule, size_t length);
+
+/* text[0, length) made safe for a terminal, as kiln prints untrusted text
+ * (a file name, a tensor name): backslash doubled, control bytes and bytes
+ * that are not well-formed UTF-8 as \xNN, invisible and bidi characters as
+ * \u{NNNN}. Writes the escaped text and a NUL to out when it fits in
+ * capacity bytes, else "" (when capacity > 0). Returns the escaped length
+ * (excluding the NUL), so a result >= capacity asks for a larger buffer;
+ * SIZE_MAX when text is NULL with length > 0, out is NULL with capacity > 0,
+ * or memory ran out. */
+size_t kiln_escape(const uint8_t *text, size_t length, char *out, size_t capacity);
 
 /* The format's maxima, whole mode. KILN_BAD_ARGUMENT for NULL. */
 kiln_status kiln_options_init(kiln_options *options);

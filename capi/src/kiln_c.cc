@@ -1,0 +1,436 @@
+// The C ABI (kiln/kiln_c.h) over the C++ library: Parse, StreamValidator,
+// Directory. Every entry point checks its arguments, catches every exception
+// (std::bad_alloc is KILN_NO_MEMORY, anything else KILN_INTERNAL_ERROR) and
+// copies verdicts into the caller's structs; nothing C++ crosses the
+// boundary.
+#include "kiln/kiln_c.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kiln/base/escape.h"
+#include "kiln/directory.h"
+#include "kiln/dtype.h"
+#include "kiln/status.h"
+#include "kiln/stream.h"
+
+#ifndef KILN_VERSION
+#error "KILN_VERSION must be defined by the build"
+#endif
+
+#define KILN_C_EXPORT __attribute__((visibility("default")))
+
+struct kiln_directory {
+  kiln::Directory directory;
+};
+
+struct kiln_stream {
+  explicit kiln_stream(const kiln::StreamOptions& options) : validator(options) {}
+  kiln::StreamValidator validator;
+  bool finished = false;
+  // The validated directory once the status is kComplete (a copy of the
+  // validator's, which refers to the validator's kept bytes).
+  std::optional<kiln_directory> directory;
+};
+
+namespace {
+
+// Copies text into a fixed buffer of `capacity` bytes (NUL included), cut at
+// a UTF-8 character boundary when it does not fit. Returns the bytes copied;
+// *truncated says whether the text was cut.
+std::size_t CopyCut(std::string_view text, char* out, std::size_t capacity, bool* truncated) {
+  std::size_t n = text.size();
+  *truncated = false;
+  if (n > capacity - 1) {
+    *truncated = true;
+    n = capacity - 1;
+    // Back up over continuation bytes (10xxxxxx) so a character is never
+    // cut in two.
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0U) == 0x80U) --n;
+  }
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+  return n;
+}
+
+void ClearError(kiln_error* error) {
+  if (error == nullptr) return;
+  error->error_class = KILN_CLASS_NONE;
+  std::memset(error->rule, 0, sizeof error->rule);
+  error->offset = 0;
+  error->tensor = KILN_NO_TENSOR;
+  error->message_truncated = 0;
+  error->message_length = 0;
+  error->message[0] = '\0';
+}
+
+void SetMessage(kiln_error* error, std::string_view message) {
+  bool truncated = false;
+  error->message_length = CopyCut(message, error->message, sizeof error->message, &truncated);
+  error->message_truncated = truncated ? 1U : 0U;
+}
+
+// An error that is not a verdict on the bytes: a caller mistake (class
+// ARGUMENT) or a failure of kiln itself (class INTERNAL); rule "".
+void SetOther(kiln_error* error, int32_t error_class, std::string_view message) {
+  if (error == nullptr) return;
+  ClearError(error);
+  error->error_class = error_class;
+  SetMessage(error, message);
+}
+
+kiln_status BadArgument(kiln_error* error, std::string_view message) {
+  SetOther(error, KILN_CLASS_ARGUMENT, message);
+  return KILN_BAD_ARGUMENT;
+}
+
+int32_t ClassCode(kiln::ErrorClass c) {
+  switch (c) {
+    case kiln::ErrorClass::kFrame:
+      return KILN_CLASS_FRAME;
+    case kiln::ErrorClass::kType:
+      return KILN_CLASS_TYPE;
+    case kiln::ErrorClass::kLimit:
+      return KILN_CLASS_LIMIT;
+    case kiln::ErrorClass::kUtf8:
+      return KILN_CLASS_UTF8;
+  }
+  return KILN_CLASS_NONE;
+}
+
+void SetVerdict(kiln_error* error, const kiln::Error& e) {
+  if (error == nullptr) return;
+  ClearError(error);
+  error->error_class = ClassCode(e.error_class);
+  const std::string_view rule = kiln::RuleName(e.rule);
+  std::memcpy(error->rule, rule.data(), std::min(rule.size(), sizeof error->rule - 1));
+  error->offset = e.offset;
+  error->tensor = e.tensor.value_or(KILN_NO_TENSOR);
+  SetMessage(error, e.message);
+}
+
+// Runs body() and turns an exception into a status (and an error, when the
+// caller passed one).
+template <typename Body>
+kiln_status Guard(kiln_error* error, Body body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    SetOther(error, KILN_CLASS_NONE, "out of memory");
+    return KILN_NO_MEMORY;
+  } catch (const std::exception& e) {
+    try {
+      SetOther(error, KILN_CLASS_INTERNAL, e.what());
+    } catch (...) {
+      SetOther(error, KILN_CLASS_INTERNAL, "internal error");
+    }
+    return KILN_INTERNAL_ERROR;
+  } catch (...) {
+    SetOther(error, KILN_CLASS_INTERNAL, "internal error");
+    return KILN_INTERNAL_ERROR;
+  }
+}
+
+// Reads the caller's options (NULL: the defaults). False, with the argument
+// error filled, when they are not well-formed.
+bool ReadOptions(const kiln_options* options, kiln::Mode* mode, kiln::Limits* limits,
+                 kiln_error* error) {
+  *mode = kiln::Mode::kWhole;
+  *limits = kiln::Limits{};
+  if (options == nullptr) return true;
+  if (options->struct_size != sizeof(kiln_options)) {
+    BadArgument(error,
+                "options->struct_size is not sizeof(kiln_options): initialise options with "
+                "kiln_options_init");
+    return false;
+  }
+  if (options->mode != KILN_MODE_WHOLE && options->mode != KILN_MODE_PREFIX) {
+    BadArgument(error, "options->mode is neither KILN_MODE_WHOLE nor KILN_MODE_PREFIX");
+    return false;
+  }
+  *mode = options->mode == KILN_MODE_PREFIX ? kiln::Mode::kPrefix : kiln::Mode::kWhole;
+  limits->max_tensor_count = options->max_tensor_count;
+  limits->max_name_bytes = options->max_name_bytes;
+  limits->max_block_length = options->max_block_length;
+  return true;
+}
+
+void FillHeader(const kiln::HeaderInfo& h, kiln_header* out) {
+  *out = kiln_header{};
+  out->flags = h.flags;
+  out->tensor_count = h.tensor_count;
+  out->name_bytes = h.name_bytes;
+  out->has_names = h.has_names() ? 1U : 0U;
+  out->payload_bytes = h.payload_bytes;
+  out->directory_bytes = h.directory_bytes;
+  out->payload_base = h.payload_base;
+  out->block_length = h.block_length;
+}
+
+const char* DtypeName(kiln::Dtype d) {
+  switch (d) {
+#define KILN_DTYPE(e, code, name, bits, scale) \
+  case kiln::Dtype::e:                         \
+    return name;
+#include "kiln/dtypes.inc"
+#undef KILN_DTYPE
+  }
+  return "";
+}
+
+kiln_status Validate(const uint8_t* data, size_t size, const kiln_options* options,
+                     kiln_directory** out, kiln_error* error) {
+  if (out != nullptr) *out = nullptr;
+  if (data == nullptr && size > 0) return BadArgument(error, "data is NULL and size is not 0");
+  kiln::ParseOptions parse;
+  if (!ReadOptions(options, &parse.mode, &parse.limits, error)) return KILN_BAD_ARGUMENT;
+  const std::span<const std::uint8_t> bytes =
+      size == 0 ? std::span<const std::uint8_t>() : std::span<const std::uint8_t>(data, size);
+  const kiln::Result<kiln::Directory> r = kiln::Parse(bytes, parse);
+  if (!r.ok()) {
+    SetVerdict(error, r.error());
+    return KILN_INVALID;
+  }
+  if (out != nullptr) *out = new kiln_directory{r.value()};
+  ClearError(error);
+  return KILN_OK;
+}
+
+kiln_status StatusOf(const kiln_stream& s) {
+  switch (s.validator.status()) {
+    case kiln::StreamStatus::kNeedMore:
+      return KILN_NEED_MORE;
+    case kiln::StreamStatus::kRejected:
+      return KILN_INVALID;
+    case kiln::StreamStatus::kComplete:
+      return KILN_OK;
+  }
+  return KILN_INTERNAL_ERROR;
+}
+
+// Keeps the stream's directory in step with its status (whole mode: a byte
+// after a complete block turns it into H8).
+void SyncDirectory(kiln_stream* s) {
+  if (s->validator.status() == kiln::StreamStatus::kComplete) {
+    if (!s->directory) s->directory.emplace(kiln_directory{s->validator.directory()});
+  } else {
+    s->directory.reset();
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+KILN_C_EXPORT const char* kiln_version(void) { return KILN_VERSION; }
+
+KILN_C_EXPORT uint32_t kiln_abi_version(void) { return KILN_ABI_VERSION; }
+
+KILN_C_EXPORT const char* kiln_error_class_name(int32_t error_class) {
+  switch (error_class) {
+    case KILN_CLASS_FRAME:
+      return "FRAME";
+    case KILN_CLASS_TYPE:
+      return "TYPE";
+    case KILN_CLASS_LIMIT:
+      return "LIMIT";
+    case KILN_CLASS_UTF8:
+      return "UTF8";
+    case KILN_CLASS_ARGUMENT:
+      return "ARGUMENT";
+    case KILN_CLASS_INTERNAL:
+      return "INTERNAL";
+    default:
+      return "";
+  }
+}
+
+KILN_C_EXPORT const char* kiln_rule_summary(const char* rule, size_t length) {
+  if (rule == nullptr) return nullptr;
+  const std::string_view id(rule, length);
+#define KILN_RULE(id_, cls, summary) \
+  if (id == #id_) return summary;
+#include "kiln/rules.inc"
+#undef KILN_RULE
+  return nullptr;
+}
+
+KILN_C_EXPORT size_t kiln_escape(const uint8_t* text, size_t length, char* out, size_t capacity) {
+  if ((text == nullptr && length > 0) || (out == nullptr && capacity > 0)) return SIZE_MAX;
+  try {
+    const std::string escaped = kiln::base::Escape(
+        length == 0 ? std::string_view()
+                    : std::string_view(reinterpret_cast<const char*>(text), length));
+    if (capacity > 0) {
+      if (escaped.size() < capacity) {
+        std::memcpy(out, escaped.data(), escaped.size());
+        out[escaped.size()] = '\0';
+      } else {
+        out[0] = '\0';
+      }
+    }
+    return escaped.size();
+  } catch (...) {
+    if (capacity > 0) out[0] = '\0';
+    return SIZE_MAX;
+  }
+}
+
+KILN_C_EXPORT kiln_status kiln_options_init(kiln_options* options) {
+  if (options == nullptr) return KILN_BAD_ARGUMENT;
+  const kiln::Limits defaults;
+  *options = kiln_options{};
+  options->struct_size = sizeof(kiln_options);
+  options->mode = KILN_MODE_WHOLE;
+  options->max_tensor_count = defaults.max_tensor_count;
+  options->max_name_bytes = defaults.max_name_bytes;
+  options->max_block_length = defaults.max_block_length;
+  return KILN_OK;
+}
+
+KILN_C_EXPORT kiln_status kiln_validate(const uint8_t* data, size_t size,
+                                        const kiln_options* options, kiln_error* error) {
+  return Guard(error, [&] { return Validate(data, size, options, nullptr, error); });
+}
+
+KILN_C_EXPORT kiln_status kiln_parse(const uint8_t* data, size_t size, const kiln_options* options,
+                                     kiln_directory** out, kiln_error* error) {
+  if (out != nullptr) *out = nullptr;
+  if (out == nullptr) return BadArgument(error, "out is NULL");
+  return Guard(error, [&] { return Validate(data, size, options, out, error); });
+}
+
+KILN_C_EXPORT void kiln_directory_free(kiln_directory* directory) { delete directory; }
+
+KILN_C_EXPORT kiln_status kiln_directory_header(const kiln_directory* directory, kiln_header* out) {
+  if (directory == nullptr || out == nullptr) return KILN_BAD_ARGUMENT;
+  FillHeader(directory->directory.header(), out);
+  return KILN_OK;
+}
+
+KILN_C_EXPORT uint32_t kiln_directory_tensor_count(const kiln_directory* directory) {
+  return directory == nullptr ? 0 : directory->directory.tensor_count();
+}
+
+KILN_C_EXPORT kiln_status kiln_directory_tensor(const kiln_directory* directory, uint32_t index,
+                                                kiln_tensor* out) {
+  if (directory == nullptr || out == nullptr) return KILN_BAD_ARGUMENT;
+  if (index >= directory->directory.tensor_count()) return KILN_BAD_ARGUMENT;
+  return Guard(nullptr, [&] {
+    const kiln::Tensor t = directory->directory.tensor(index);
+    *out = kiln_tensor{};
+    out->index = t.index;
+    out->dtype = static_cast<uint32_t>(t.dtype);
+    out->dtype_name = DtypeName(t.dtype);
+    out->name = t.name.empty() ? nullptr : reinterpret_cast<const uint8_t*>(t.name.data());
+    out->name_length = t.name.size();
+    out->rank = t.rank;
+    for (std::size_t k = 0; k < kiln::kMaxRank && k < KILN_MAX_RANK; ++k) {
+      out->shape[k] = t.shape[k];
+    }
+    out->element_count = t.element_count;
+    out->byte_offset = t.byte_offset;
+    out->byte_length = t.byte_length;
+    out->block_offset = directory->directory.header().payload_base + t.byte_offset;
+    out->payload = directory->directory.has_payloads() ? t.payload.data() : nullptr;
+    out->layout = t.layout.empty() ? nullptr : reinterpret_cast<const uint8_t*>(t.layout.data());
+    out->layout_length = t.layout.size();
+    out->block_size = t.block_size;
+    out->quant_scheme = static_cast<uint32_t>(t.quant.scheme);
+    out->quant_axis = t.quant.axis;
+    out->quant_group_size = t.quant.group_size;
+    out->quant_scale_index = t.quant.scale_index.value_or(KILN_NO_TENSOR);
+    out->quant_outer_index = t.quant.outer_index.value_or(KILN_NO_TENSOR);
+    return KILN_OK;
+  });
+}
+
+KILN_C_EXPORT kiln_stream* kiln_stream_new(const kiln_options* options) {
+  try {
+    kiln::StreamOptions stream;
+    if (!ReadOptions(options, &stream.mode, &stream.limits, nullptr)) return nullptr;
+    return new kiln_stream(stream);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+KILN_C_EXPORT void kiln_stream_free(kiln_stream* stream) { delete stream; }
+
+KILN_C_EXPORT kiln_status kiln_stream_feed(kiln_stream* stream, const uint8_t* data, size_t size,
+                                           size_t* used) {
+  if (used != nullptr) *used = 0;
+  if (stream == nullptr || (data == nullptr && size > 0) || stream->finished) {
+    return KILN_BAD_ARGUMENT;
+  }
+  return Guard(nullptr, [&] {
+    const std::span<const std::uint8_t> chunk =
+        size == 0 ? std::span<const std::uint8_t>() : std::span<const std::uint8_t>(data, size);
+    (void)stream->validator.Feed(chunk);
+    if (used != nullptr) *used = stream->validator.used();
+    SyncDirectory(stream);
+    return StatusOf(*stream);
+  });
+}
+
+KILN_C_EXPORT kiln_status kiln_stream_finish(kiln_stream* stream) {
+  if (stream == nullptr) return KILN_BAD_ARGUMENT;
+  return Guard(nullptr, [&] {
+    if (!stream->finished) {
+      (void)stream->validator.Finish();
+      stream->finished = true;
+      SyncDirectory(stream);
+    }
+    return StatusOf(*stream);
+  });
+}
+
+KILN_C_EXPORT kiln_status kiln_stream_status(const kiln_stream* stream) {
+  if (stream == nullptr) return KILN_BAD_ARGUMENT;
+  return StatusOf(*stream);
+}
+
+KILN_C_EXPORT kiln_status kiln_stream_error(const kiln_stream* stream, kiln_error* error) {
+  if (error == nullptr) return KILN_BAD_ARGUMENT;
+  if (stream == nullptr) return BadArgument(error, "stream is NULL");
+  return Guard(error, [&] {
+    const kiln_status status = StatusOf(*stream);
+    if (status != KILN_INVALID) {
+      ClearError(error);
+      return status;
+    }
+    SetVerdict(error, stream->validator.error());
+    return KILN_OK;
+  });
+}
+
+KILN_C_EXPORT kiln_status kiln_stream_header(const kiln_stream* stream, kiln_header* out) {
+  if (stream == nullptr || out == nullptr) return KILN_BAD_ARGUMENT;
+  const std::optional<kiln::HeaderInfo>& h = stream->validator.header();
+  if (!h) return KILN_NEED_MORE;
+  FillHeader(*h, out);
+  return KILN_OK;
+}
+
+KILN_C_EXPORT const kiln_directory* kiln_stream_directory(const kiln_stream* stream) {
+  if (stream == nullptr || !stream->directory) return nullptr;
+  return &*stream->directory;
+}
+
+KILN_C_EXPORT uint64_t kiln_stream_consumed(const kiln_stream* stream) {
+  return stream == nullptr ? 0 : stream->validator.consumed();
+}
+
+KILN_C_EXPORT uint64_t kiln_stream_bytes_to_checkpoint(const kiln_stream* stream) {
+  return stream == nullptr ? 0 : stream->validator.bytes_to_checkpoint();
+}
+
+}  // extern "C"

@@ -1,0 +1,155 @@
+// kiln for JavaScript: the Kiln v2 validator (the kiln C++ core built to
+// WebAssembly). Verdicts are those of `kiln validate`: the same class, rule,
+// byte offset, tensor and message for every input.
+//
+// Numbers: every u64 field of the format (header sizes, shapes, element
+// counts, payload offsets and lengths) is a bigint, exact to 2^64-1; a JSON
+// encoder needs a replacer for them. u32 fields (counts, indexes, flags) are
+// numbers. An error's `offset` and a stream's `consumed` count bytes the
+// caller supplied, so they are numbers below 2^53 (a value that would not
+// be exact throws a RangeError instead of being rounded; no input a
+// JavaScript runtime can hold reaches it).
+//
+// Errors thrown (never a crash, never a hang):
+//   TypeError   an argument of the wrong type (bytes that are not a
+//               Uint8Array, a chunk that is not one, options that are not an
+//               object, an unknown option key, a source that is not a stream)
+//   RangeError  a value out of range (a negative or fractional limit, a
+//               limit the C ABI refuses), or bytes that do not fit in the
+//               module's memory (4 GiB at most; use validateStream)
+//   Error with code 'ERR_KILN_STATE'      a stream validator used after
+//               free(), fed after finish(), or read before finish()
+//   Error with code 'ERR_KILN_NO_MEMORY'  the module ran out of memory and
+//               stopped; this instance is unusable, load() gives a fresh one
+// A rejected block is not an exception: it is a result with ok: false.
+
+/** Options of every validating call. */
+export interface Options {
+  /** The block starts the bytes and may be followed by other data (default: the bytes are exactly one block; a trailing byte is FRAME H8). */
+  prefix?: boolean;
+  /** Caller limits (exceeding one is LIMIT H7). Default: the format's maxima (2^32-1, 2^32-1, 2^64-1). Integer numbers up to 2^53-1 or bigints up to 2^64-1. */
+  maxTensors?: number | bigint;
+  maxNameBytes?: number | bigint;
+  maxBlockBytes?: number | bigint;
+}
+
+/** Why a block was rejected. */
+export interface KilnError {
+  class: 'FRAME' | 'TYPE' | 'LIMIT' | 'UTF8';
+  /** "H1" .. "P2" (docs/spec.md). */
+  rule: string;
+  /** Byte offset from the start of the block. */
+  offset: number;
+  /** The descriptor index, or null when the rule is not about one tensor. */
+  tensor: number | null;
+  /** The field and the values it held; untrusted text in it is already escaped as `kiln validate` prints it. */
+  message: string;
+}
+
+export type ValidateResult = { ok: true } | { ok: false; error: KilnError };
+
+/** The header fields (rules H1..H7 and H9 held). */
+export interface Header {
+  flags: number;
+  tensorCount: number;
+  nameBytes: number;
+  hasNames: boolean;
+  payloadBytes: bigint;
+  directoryBytes: bigint;
+  /** Where the payload region starts. */
+  payloadBase: bigint;
+  /** payloadBase + payloadBytes. */
+  blockLength: bigint;
+}
+
+export interface Quantisation {
+  scheme: 'per-axis' | 'grouped';
+  axis: number;
+  /** Grouped only, else null. */
+  groupSize: number | null;
+  scaleIndex: number | null;
+  outerIndex: number | null;
+}
+
+export interface Tensor {
+  index: number;
+  /** The name as text ('' when the block has no names). Raw: it may hold control or bidi characters; display it through escape(). */
+  name: string;
+  /** The name's bytes as stored. */
+  nameBytes: Uint8Array;
+  /** The format's dtype code, and its name ("f32", "bf16", "opaque", ...). */
+  dtype: number;
+  dtypeName: string;
+  shape: bigint[];
+  elementCount: bigint;
+  /** From the start of the payload region. */
+  offset: bigint;
+  length: bigint;
+  /** From the start of the block: payloadBase + offset. */
+  blockOffset: bigint;
+  /** Opaque dtypes: the layout name and elements per block; else null. */
+  layout: string | null;
+  blockSize: number | null;
+  quantisation: Quantisation | null;
+}
+
+export type InspectResult =
+  | { ok: true; header: Header; tensors: Tensor[] }
+  | { ok: false; error: KilnError; header?: Header };
+
+export type StreamStatus = 'need-more' | 'rejected' | 'complete';
+
+/** Validates a block as its bytes arrive. Keeps the header and the directory region in the module's memory, never a payload byte. */
+export interface StreamValidator {
+  /** The next bytes (any size: they are copied in pieces of at most 1 MiB). Once 'rejected', further chunks are not taken. Whole mode: a byte after 'complete' is FRAME H8. */
+  feed(chunk: Uint8Array): StreamStatus;
+  /** The stream has ended: a block still incomplete is rejected (truncation). Returns the verdict; calling it again returns the same object. */
+  finish(): InspectResult;
+  /** The verdict after finish(). */
+  result(): InspectResult;
+  readonly status: StreamStatus;
+  /** Bytes taken so far. */
+  readonly consumed: number;
+  /** The header once its rules held (at byte 64), else null. */
+  readonly header: Header | null;
+  /** Gives the validator's memory back; later calls (except free) throw. */
+  free(): void;
+}
+
+/** What a web ReadableStream (file.stream()), a Node Readable or any (async) iterable of chunks is to validateStream. */
+export type ByteSource =
+  | ReadableStream<Uint8Array>
+  | AsyncIterable<Uint8Array>
+  | Iterable<Uint8Array>;
+
+export type Format = 'kiln' | 'safetensors' | 'gguf' | 'npy' | 'npz' | 'unknown';
+
+export interface Kiln {
+  /** The library version ("0.1.0") and the C ABI version of the module. */
+  readonly version: string;
+  readonly abiVersion: number;
+  /** Validates bytes (copied into the module's memory for the call). */
+  validate(bytes: Uint8Array, options?: Options): ValidateResult;
+  /** Validates and, when valid, returns the header and every tensor. */
+  inspect(bytes: Uint8Array, options?: Options): InspectResult;
+  createStreamValidator(options?: Options): StreamValidator;
+  /** Reads the source chunk by chunk (memory stays bounded whatever its size) and stops reading once rejected. A source that fails rejects the promise with its error. */
+  validateStream(source: ByteSource, options?: Options): Promise<InspectResult>;
+  /**
+   * The format from its magic bytes; pass at least the first 512 bytes. Looks only at:
+   * kiln "KLNT" at 0; gguf "GGUF" at 0; npy "\x93NUMPY" at 0; npz a zip local header
+   * whose first member's name ends in ".npy"; safetensors a little-endian u64 N in
+   * [2, 10^8] then "{" at byte 8. It says nothing about validity.
+   */
+  detectFormat(firstBytes: Uint8Array): Format;
+  /** Untrusted text (a name, a path) as `kiln validate` prints it: control, bidi, zero-width characters and invalid bytes made visible. */
+  escape(text: string | Uint8Array): string;
+  /** The one-line statement of a rule ("H1".."P2"), or null. */
+  ruleSummary(rule: string): string | null;
+}
+
+/** Instantiates the WebAssembly module once; later calls return the same instance. */
+export function load(): Promise<Kiln>;
+
+declare const _default: { load: typeof load };
+export default _default;

@@ -1,0 +1,639 @@
+// kiln for JavaScript: the Kiln v2 validator built to WebAssembly from the
+// same C++ core as `kiln validate`, through its C ABI (kiln/kiln_c.h).
+// Node (import or require), a browser page and a Web Worker; no bundler.
+// The API is described in index.d.ts and README.md.
+import createKilnModule from './dist/kiln-wasm.mjs';
+
+// kiln_status
+const OK = 0;
+const INVALID = 1;
+const NEED_MORE = 2;
+const BAD_ARGUMENT = 3;
+const NO_MEMORY = 4;
+
+const CLASS_NAMES = ['', 'FRAME', 'TYPE', 'LIMIT', 'UTF8', 'ARGUMENT'];
+const NO_TENSOR = 0xffffffff;
+const U64_MAX = (1n << 64n) - 1n;
+// Chunks are copied into the module's memory through one staging buffer of
+// this size, however large the chunk the caller hands over.
+const STAGE_BYTES = 1 << 20;
+const OPTION_KEYS = new Set(['prefix', 'maxTensors', 'maxNameBytes', 'maxBlockBytes']);
+const QUANT_SCHEMES = [null, 'per-axis', 'grouped'];
+
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+const utf8Strict = new TextDecoder('utf-8', { fatal: true });
+
+function stateError(message) {
+  const e = new Error(`kiln: ${message}`);
+  e.code = 'ERR_KILN_STATE';
+  return e;
+}
+
+function checkBytes(bytes, where) {
+  if (!(bytes instanceof Uint8Array)) {
+    const what = bytes === null ? 'null' : typeof bytes === 'object' ? bytes.constructor?.name ?? 'object' : typeof bytes;
+    throw new TypeError(`kiln: ${where}: expected a Uint8Array, got ${what}`);
+  }
+}
+
+function readLimit(value, name, where) {
+  if (value === undefined) return undefined;
+  if (typeof value === 'bigint') {
+    if (value < 0n || value > U64_MAX) {
+      throw new RangeError(`kiln: ${where}: ${name} ${value} is not in [0, 2^64-1]`);
+    }
+    return value;
+  }
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new RangeError(`kiln: ${where}: ${name} ${value} is not an integer in [0, 2^53-1] (pass a bigint for more)`);
+    }
+    return BigInt(value);
+  }
+  throw new TypeError(`kiln: ${where}: ${name} must be a number or a bigint, got ${value === null ? 'null' : typeof value}`);
+}
+
+// { prefix, maxTensors, maxNameBytes, maxBlockBytes } checked: unknown keys
+// and wrong types are TypeErrors, values out of range RangeErrors.
+function readOptions(options, where) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`kiln: ${where}: options must be an object, got ${Array.isArray(options) ? 'an array' : typeof options}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) {
+      throw new TypeError(`kiln: ${where}: unknown option ${JSON.stringify(key)} (known: ${[...OPTION_KEYS].join(', ')})`);
+    }
+  }
+  const { prefix } = options;
+  if (prefix !== undefined && typeof prefix !== 'boolean') {
+    throw new TypeError(`kiln: ${where}: prefix must be a boolean, got ${prefix === null ? 'null' : typeof prefix}`);
+  }
+  return {
+    prefix: prefix === true,
+    maxTensors: readLimit(options.maxTensors, 'maxTensors', where),
+    maxNameBytes: readLimit(options.maxNameBytes, 'maxNameBytes', where),
+    maxBlockBytes: readLimit(options.maxBlockBytes, 'maxBlockBytes', where),
+  };
+}
+
+// "kiln_error=1064;kiln_error.offset=8;..." from kiln_js_layout.
+function parseLayout(text) {
+  const out = new Map();
+  for (const item of text.split(';')) {
+    if (item === '') continue;
+    const eq = item.indexOf('=');
+    out.set(item.slice(0, eq), Number(item.slice(eq + 1)));
+  }
+  return out;
+}
+
+// Offsets, tensor indexes and counts that fit in a u32 are numbers; u64
+// values are bigints (exact). An error offset and `consumed` count bytes the
+// caller supplied, so they are below 2^53 and are numbers (checked).
+function exactNumber(value, what) {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new RangeError(`kiln: ${what} ${value} exceeds 2^53-1`);
+  }
+  return Number(value);
+}
+
+class Kiln {
+  #m;
+  #layout;
+  #broken = null;
+  #err; // kiln_error
+  #opts; // kiln_options
+  #hdr; // kiln_header
+  #tensor; // kiln_tensor
+  #word; // a size_t / pointer out-parameter
+  #stage = 0; // STAGE_BYTES, allocated on first use
+  #defaults; // the format's maxima from kiln_options_init
+  #streams = new Set();
+
+  constructor(m) {
+    this.#m = m;
+    const layoutPtr = m._kiln_js_layout();
+    this.#layout = parseLayout(this.#cString(layoutPtr));
+    const size = (name) => {
+      const v = this.#layout.get(name);
+      if (v === undefined) throw new Error(`kiln: the module does not describe ${name}`);
+      return v;
+    };
+    this.#err = this.#malloc(size('kiln_error'));
+    this.#opts = this.#malloc(size('kiln_options'));
+    this.#hdr = this.#malloc(size('kiln_header'));
+    this.#tensor = this.#malloc(size('kiln_tensor'));
+    this.#word = this.#malloc(8);
+    if (m._kiln_options_init(this.#opts) !== OK) throw new Error('kiln: kiln_options_init failed');
+    const dv = this.#view();
+    this.#defaults = {
+      maxTensors: dv.getBigUint64(this.#opts + size('kiln_options.max_tensor_count'), true),
+      maxNameBytes: dv.getBigUint64(this.#opts + size('kiln_options.max_name_bytes'), true),
+      maxBlockBytes: dv.getBigUint64(this.#opts + size('kiln_options.max_block_length'), true),
+    };
+    this.version = this.#cString(m._kiln_version());
+    this.abiVersion = m._kiln_abi_version();
+    Object.freeze(this.#defaults);
+  }
+
+  // The module's memory, as it is now (it may grow during any call).
+  #heap() {
+    return this.#m.HEAPU8;
+  }
+
+  #view() {
+    const h = this.#heap();
+    return new DataView(h.buffer, h.byteOffset, h.byteLength);
+  }
+
+  #f(name) {
+    return this.#layout.get(name);
+  }
+
+  #cString(ptr) {
+    if (ptr === 0) return null;
+    const h = this.#heap();
+    let end = ptr;
+    while (h[end] !== 0) end++;
+    return utf8.decode(h.subarray(ptr, end));
+  }
+
+  #malloc(n) {
+    const p = this.#m._malloc(Math.max(n, 1));
+    if (p === 0) {
+      throw new RangeError(`kiln: ${n} bytes do not fit in the WebAssembly module's memory (4 GiB at most); validate a large input with validateStream`);
+    }
+    return p;
+  }
+
+  // Runs a call into the module. The module aborts only when it runs out
+  // of memory (C++ allocation failure): then this instance is unusable, and
+  // the next load() instantiates a fresh module.
+  #call(fn) {
+    if (this.#broken) throw stateError(`the WebAssembly module stopped earlier (${this.#broken}); call load() again`);
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof RangeError || e instanceof TypeError || e?.code === 'ERR_KILN_STATE') throw e;
+      this.#broken = String(e?.message ?? e);
+      if (cached !== null && cachedInstance === this) {
+        cached = null;
+        cachedInstance = null;
+      }
+      const out = new Error(`kiln: the WebAssembly module stopped (${this.#broken}); it ran out of memory. Call load() again for a fresh one`);
+      out.code = 'ERR_KILN_NO_MEMORY';
+      throw out;
+    }
+  }
+
+  #writeOptions(o) {
+    const dv = this.#view();
+    const p = this.#opts;
+    this.#m._kiln_options_init(p);
+    dv.setUint32(p + this.#f('kiln_options.mode'), o.prefix ? 1 : 0, true);
+    if (o.maxTensors !== undefined) dv.setBigUint64(p + this.#f('kiln_options.max_tensor_count'), o.maxTensors, true);
+    if (o.maxNameBytes !== undefined) dv.setBigUint64(p + this.#f('kiln_options.max_name_bytes'), o.maxNameBytes, true);
+    if (o.maxBlockBytes !== undefined) dv.setBigUint64(p + this.#f('kiln_options.max_block_length'), o.maxBlockBytes, true);
+    return p;
+  }
+
+  #readError() {
+    const dv = this.#view();
+    const h = this.#heap();
+    const p = this.#err;
+    const cls = dv.getInt32(p + this.#f('kiln_error.error_class'), true);
+    const rulePtr = p + this.#f('kiln_error.rule');
+    let ruleEnd = rulePtr;
+    while (ruleEnd < rulePtr + 4 && h[ruleEnd] !== 0) ruleEnd++;
+    const tensor = dv.getUint32(p + this.#f('kiln_error.tensor'), true);
+    const length = dv.getUint32(p + this.#f('kiln_error.message_length'), true);
+    const msgPtr = p + this.#f('kiln_error.message');
+    return {
+      class: CLASS_NAMES[cls] ?? String(cls),
+      rule: utf8.decode(h.subarray(rulePtr, ruleEnd)),
+      offset: exactNumber(dv.getBigUint64(p + this.#f('kiln_error.offset'), true), 'error offset'),
+      tensor: tensor === NO_TENSOR ? null : tensor,
+      message: utf8.decode(h.subarray(msgPtr, msgPtr + length)),
+    };
+  }
+
+  // A caller mistake the C ABI found (options it refused).
+  #argumentError(where) {
+    const e = this.#readError();
+    return new RangeError(`kiln: ${where}: ${e.message || 'bad options'}`);
+  }
+
+  #readHeader(p) {
+    const dv = this.#view();
+    const u32 = (f) => dv.getUint32(p + this.#f(`kiln_header.${f}`), true);
+    const u64 = (f) => dv.getBigUint64(p + this.#f(`kiln_header.${f}`), true);
+    return {
+      flags: u32('flags'),
+      tensorCount: u32('tensor_count'),
+      nameBytes: u32('name_bytes'),
+      hasNames: u32('has_names') !== 0,
+      payloadBytes: u64('payload_bytes'),
+      directoryBytes: u64('directory_bytes'),
+      payloadBase: u64('payload_base'),
+      blockLength: u64('block_length'),
+    };
+  }
+
+  #readTensor() {
+    const dv = this.#view();
+    const h = this.#heap();
+    const p = this.#tensor;
+    const off = (f) => p + this.#f(`kiln_tensor.${f}`);
+    const u32 = (f) => dv.getUint32(off(f), true);
+    const u64 = (f) => dv.getBigUint64(off(f), true);
+    const ptr = (f) => dv.getUint32(off(f), true);
+    const rank = u32('rank');
+    const shape = [];
+    for (let k = 0; k < rank; k++) shape.push(dv.getBigUint64(off('shape') + 8 * k, true));
+    const namePtr = ptr('name');
+    const nameLength = dv.getUint32(off('name_length'), true);
+    const nameBytes = h.slice(namePtr, namePtr + nameLength);
+    const layoutPtr = ptr('layout');
+    const layoutLength = dv.getUint32(off('layout_length'), true);
+    const scheme = u32('quant_scheme');
+    const scale = u32('quant_scale_index');
+    const outer = u32('quant_outer_index');
+    const opaque = layoutLength > 0;
+    return {
+      index: u32('index'),
+      // Names passed rule N4 (well-formed UTF-8), so the text is exact.
+      name: utf8Strict.decode(nameBytes),
+      nameBytes,
+      dtype: u32('dtype'),
+      dtypeName: this.#cString(ptr('dtype_name')),
+      shape,
+      elementCount: u64('element_count'),
+      offset: u64('byte_offset'),
+      length: u64('byte_length'),
+      blockOffset: u64('block_offset'),
+      layout: opaque ? utf8Strict.decode(h.subarray(layoutPtr, layoutPtr + layoutLength)) : null,
+      blockSize: opaque ? u32('block_size') : null,
+      quantisation:
+        scheme === 0
+          ? null
+          : {
+              scheme: QUANT_SCHEMES[scheme] ?? String(scheme),
+              axis: u32('quant_axis'),
+              groupSize: scheme === 2 ? u32('quant_group_size') : null,
+              scaleIndex: scale === NO_TENSOR ? null : scale,
+              outerIndex: outer === NO_TENSOR ? null : outer,
+            },
+    };
+  }
+
+  // Header and tensors of a validated directory (a pointer).
+  #readDirectory(dir) {
+    const m = this.#m;
+    if (m._kiln_directory_header(dir, this.#hdr) !== OK) throw new Error('kiln: kiln_directory_header failed');
+    const header = this.#readHeader(this.#hdr);
+    const count = m._kiln_directory_tensor_count(dir) >>> 0;
+    const tensors = new Array(count);
+    for (let i = 0; i < count; i++) {
+      if (m._kiln_directory_tensor(dir, i, this.#tensor) !== OK) throw new Error(`kiln: kiln_directory_tensor(${i}) failed`);
+      tensors[i] = this.#readTensor();
+    }
+    return { header, tensors };
+  }
+
+  // Copies bytes into the module, runs fn(ptr, length), frees the copy.
+  #withBytes(bytes, fn) {
+    const n = bytes.length;
+    const p = this.#malloc(n);
+    try {
+      this.#heap().set(bytes, p);
+      return fn(p, n);
+    } finally {
+      this.#m._free(p);
+    }
+  }
+
+  validate(bytes, options) {
+    checkBytes(bytes, 'validate');
+    const o = readOptions(options, 'validate');
+    return this.#call(() =>
+      this.#withBytes(bytes, (p, n) => {
+        const status = this.#m._kiln_validate(p, n, this.#writeOptions(o), this.#err);
+        if (status === OK) return { ok: true };
+        if (status === INVALID) return { ok: false, error: this.#readError() };
+        if (status === BAD_ARGUMENT) throw this.#argumentError('validate');
+        throw new Error(`kiln: validate: kiln_validate returned status ${status}`);
+      }),
+    );
+  }
+
+  inspect(bytes, options) {
+    checkBytes(bytes, 'inspect');
+    const o = readOptions(options, 'inspect');
+    return this.#call(() =>
+      this.#withBytes(bytes, (p, n) => {
+        const status = this.#m._kiln_parse(p, n, this.#writeOptions(o), this.#word, this.#err);
+        if (status === INVALID) return { ok: false, error: this.#readError() };
+        if (status === BAD_ARGUMENT) throw this.#argumentError('inspect');
+        if (status !== OK) throw new Error(`kiln: inspect: kiln_parse returned status ${status}`);
+        const dir = this.#view().getUint32(this.#word, true);
+        try {
+          return { ok: true, ...this.#readDirectory(dir) };
+        } finally {
+          this.#m._kiln_directory_free(dir);
+        }
+      }),
+    );
+  }
+
+  createStreamValidator(options) {
+    const o = readOptions(options, 'createStreamValidator');
+    return this.#call(() => {
+      // kiln_stream_new answers NULL to bad options without a message: ask
+      // kiln_validate about the same options first, for the message.
+      const opts = this.#writeOptions(o);
+      if (this.#m._kiln_validate(0, 0, opts, this.#err) === BAD_ARGUMENT) {
+        throw this.#argumentError('createStreamValidator');
+      }
+      const s = this.#m._kiln_stream_new(this.#writeOptions(o));
+      if (s === 0) throw new RangeError('kiln: createStreamValidator: no memory for a stream validator');
+      return new StreamValidator(this, s);
+    });
+  }
+
+  // --- for StreamValidator (module-private by convention) ---
+  _streamOpened(v) {
+    this.#streams.add(v);
+  }
+
+  _streamFeed(s, chunk) {
+    return this.#call(() => {
+      const m = this.#m;
+      if (this.#stage === 0) this.#stage = this.#malloc(STAGE_BYTES);
+      let status = m._kiln_stream_status(s);
+      let at = 0;
+      // Pieces of at most STAGE_BYTES; a settled verdict takes no more bytes
+      // (whole mode after complete: the next byte is the H8 verdict).
+      while (at < chunk.length && (status === NEED_MORE || status === OK)) {
+        const n = Math.min(STAGE_BYTES, chunk.length - at);
+        this.#heap().set(chunk.subarray(at, at + n), this.#stage);
+        status = m._kiln_stream_feed(s, this.#stage, n, this.#word);
+        const used = this.#view().getUint32(this.#word, true);
+        if (status === BAD_ARGUMENT) throw stateError('feed() after finish()');
+        at += used;
+        if (used < n) break; // the verdict is settled
+      }
+      return status;
+    });
+  }
+
+  _streamFinish(s) {
+    return this.#call(() => this.#m._kiln_stream_finish(s));
+  }
+
+  _streamStatus(s) {
+    return this.#call(() => this.#m._kiln_stream_status(s));
+  }
+
+  _streamConsumed(s) {
+    return this.#call(() => exactNumber(this.#m._kiln_stream_consumed(s), 'consumed'));
+  }
+
+  _streamHeader(s) {
+    return this.#call(() => (this.#m._kiln_stream_header(s, this.#hdr) === OK ? this.#readHeader(this.#hdr) : null));
+  }
+
+  _streamResult(s) {
+    return this.#call(() => {
+      const status = this.#m._kiln_stream_status(s);
+      if (status === INVALID) {
+        this.#m._kiln_stream_error(s, this.#err);
+        const header = this.#m._kiln_stream_header(s, this.#hdr) === OK ? this.#readHeader(this.#hdr) : undefined;
+        const out = { ok: false, error: this.#readError() };
+        if (header) out.header = header;
+        return out;
+      }
+      if (status === OK) {
+        const dir = this.#m._kiln_stream_directory(s);
+        return { ok: true, ...this.#readDirectory(dir) };
+      }
+      throw new Error(`kiln: the stream has no verdict (status ${status})`);
+    });
+  }
+
+  _streamFree(v, s) {
+    this.#streams.delete(v);
+    if (!this.#broken) this.#m._kiln_stream_free(s);
+  }
+
+  async validateStream(source, options) {
+    const o = readOptions(options, 'validateStream');
+    const v = this.createStreamValidator(o);
+    try {
+      for await (const chunk of chunksOf(source)) {
+        checkBytes(chunk, 'validateStream: a chunk of the source');
+        const status = v.feed(chunk);
+        // A verdict is settled: stop reading (this cancels the source).
+        if (status === 'rejected' || (status === 'complete' && o.prefix)) break;
+      }
+      v.finish();
+      return v.result();
+    } finally {
+      v.free();
+    }
+  }
+
+  detectFormat(firstBytes) {
+    return detectFormat(firstBytes);
+  }
+
+  // Untrusted text (a name, a path) as `kiln validate` prints it: control,
+  // bidi, zero-width and invalid bytes made visible (base::Escape).
+  escape(text) {
+    let bytes;
+    if (typeof text === 'string') bytes = new TextEncoder().encode(text);
+    else if (text instanceof Uint8Array) bytes = text;
+    else throw new TypeError(`kiln: escape: expected a string or a Uint8Array, got ${text === null ? 'null' : typeof text}`);
+    return this.#call(() =>
+      this.#withBytes(bytes, (p, n) => {
+        const cap = 4 * n + 16;
+        const out = this.#malloc(cap);
+        try {
+          const length = this.#m._kiln_js_escape(p, n, out, cap);
+          if (length > cap) throw new Error('kiln: escape: the escaped text is longer than expected');
+          return utf8.decode(this.#heap().subarray(out, out + length));
+        } finally {
+          this.#m._free(out);
+        }
+      }),
+    );
+  }
+
+  // The summary of a rule ("H1".."P2"), or null.
+  ruleSummary(rule) {
+    if (typeof rule !== 'string') throw new TypeError('kiln: ruleSummary: expected a string');
+    const bytes = new TextEncoder().encode(rule);
+    return this.#call(() => this.#withBytes(bytes, (p, n) => this.#cString(this.#m._kiln_rule_summary(p, n))));
+  }
+}
+
+// The chunks of a web ReadableStream, a Node Readable, an async iterable or
+// an iterable. Breaking out of the loop cancels / destroys the source.
+function chunksOf(source) {
+  if (source !== null && typeof source === 'object') {
+    if (typeof source.getReader === 'function') return readableStreamChunks(source);
+    if (typeof source[Symbol.asyncIterator] === 'function' || typeof source[Symbol.iterator] === 'function') {
+      if (source instanceof Uint8Array) {
+        throw new TypeError('kiln: validateStream: the source is a Uint8Array; use validate(bytes), or pass [bytes]');
+      }
+      return source;
+    }
+  }
+  throw new TypeError(
+    `kiln: validateStream: expected a ReadableStream, a Node Readable or an (async) iterable of Uint8Array, got ${source === null ? 'null' : typeof source}`,
+  );
+}
+
+async function* readableStreamChunks(stream) {
+  const reader = stream.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) {
+        done = true;
+        return;
+      }
+      yield r.value;
+    }
+  } finally {
+    if (!done) await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+const STATUS_NAMES = { [NEED_MORE]: 'need-more', [INVALID]: 'rejected', [OK]: 'complete' };
+const registry = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((free) => free()) : null;
+
+class StreamValidator {
+  #kiln;
+  #s;
+  #finished = false;
+  #result = null;
+
+  constructor(kiln, s) {
+    this.#kiln = kiln;
+    this.#s = s;
+    kiln._streamOpened(this);
+    // A validator dropped without free() gives its memory back when it is
+    // collected.
+    registry?.register(this, () => kiln._streamFree(null, s), this);
+  }
+
+  #live(what) {
+    if (this.#s === 0) throw stateError(`${what} after free()`);
+  }
+
+  feed(chunk) {
+    this.#live('feed()');
+    if (this.#finished) throw stateError('feed() after finish()');
+    checkBytes(chunk, 'feed');
+    return STATUS_NAMES[this.#kiln._streamFeed(this.#s, chunk)];
+  }
+
+  finish() {
+    this.#live('finish()');
+    if (!this.#finished) {
+      this.#kiln._streamFinish(this.#s);
+      this.#finished = true;
+      this.#result = this.#kiln._streamResult(this.#s);
+    }
+    return this.#result;
+  }
+
+  // The verdict after finish() (the same object finish() returned).
+  result() {
+    this.#live('result()');
+    if (!this.#finished) throw stateError('result() before finish()');
+    return this.#result;
+  }
+
+  get status() {
+    this.#live('status');
+    return STATUS_NAMES[this.#kiln._streamStatus(this.#s)];
+  }
+
+  get consumed() {
+    this.#live('consumed');
+    return this.#kiln._streamConsumed(this.#s);
+  }
+
+  get header() {
+    this.#live('header');
+    return this.#kiln._streamHeader(this.#s);
+  }
+
+  free() {
+    if (this.#s === 0) return;
+    registry?.unregister(this);
+    this.#kiln._streamFree(this, this.#s);
+    this.#s = 0;
+  }
+}
+
+// The format of a file from its first bytes (pass at least the first 512
+// bytes; fewer may give 'unknown'). Looks only at magic numbers:
+//   kiln         bytes 0..3 are "KLNT" (any version: validate says more)
+//   gguf         bytes 0..3 are "GGUF"
+//   npy          bytes 0..5 are "\x93NUMPY"
+//   npz          a zip local file header ("PK\x03\x04") whose first member's
+//                name ends in ".npy" (any other zip is 'unknown')
+//   safetensors  an 8-byte little-endian header length N with
+//                2 <= N <= 100,000,000, then "{" at byte 8
+function detectFormat(firstBytes) {
+  checkBytes(firstBytes, 'detectFormat');
+  const b = firstBytes;
+  const starts = (text, at = 0) => b.length >= at + text.length && [...text].every((c, i) => b[at + i] === c.charCodeAt(0));
+  if (starts('KLNT')) return 'kiln';
+  if (starts('GGUF')) return 'gguf';
+  if (starts('\x93NUMPY')) return 'npy';
+  if (starts('PK\x03\x04') && b.length >= 30) {
+    const nameLength = b[26] | (b[27] << 8);
+    if (b.length >= 30 + nameLength && nameLength >= 4) {
+      const name = String.fromCharCode(...b.subarray(30, 30 + nameLength));
+      if (name.endsWith('.npy')) return 'npz';
+    }
+    return 'unknown';
+  }
+  if (b.length >= 9 && b[8] === 0x7b) {
+    const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    const n = dv.getBigUint64(0, true);
+    if (n >= 2n && n <= 100000000n) return 'safetensors';
+  }
+  return 'unknown';
+}
+
+let cached = null;
+let cachedInstance = null;
+
+// Instantiates the WebAssembly module once; every call returns the same
+// instance (a fresh one after the module stopped for lack of memory).
+export function load() {
+  if (cached === null) {
+    const p = createKilnModule().then(
+      (m) => {
+        const k = new Kiln(m);
+        if (cached === p) cachedInstance = k;
+        return k;
+      },
+      (e) => {
+        if (cached === p) cached = null;
+        throw e;
+      },
+    );
+    cached = p;
+  }
+  return cached;
+}
+
+export default { load };

@@ -8,6 +8,9 @@
 #include "kiln/block_map.h"
 #include "kiln/kiln_c_map.h"
 
+// The shared library is built with hidden visibility: the ABI is marked.
+#define KILN_C_MAP_EXPORT __attribute__((visibility("default")))
+
 struct kiln_block_map {
   kiln::map::BlockMap map;
   std::string json;
@@ -80,8 +83,9 @@ bool ToError(const kiln_error& in, kiln::Error* out) {
 
 extern "C" {
 
-kiln_status kiln_block_map_new(const uint8_t* prefix, size_t prefix_size, uint64_t file_size,
-                               const kiln_error* verdict, kiln_block_map** out) {
+KILN_C_MAP_EXPORT kiln_status kiln_block_map_new(const uint8_t* prefix, size_t prefix_size,
+                                                 uint64_t file_size, const kiln_error* verdict,
+                                                 kiln_block_map** out) {
   if (out == nullptr) return KILN_BAD_ARGUMENT;
   *out = nullptr;
   if ((prefix == nullptr && prefix_size > 0) || prefix_size > file_size) return KILN_BAD_ARGUMENT;
@@ -100,13 +104,14 @@ kiln_status kiln_block_map_new(const uint8_t* prefix, size_t prefix_size, uint64
   }
 }
 
-void kiln_block_map_free(kiln_block_map* map) { delete map; }
+KILN_C_MAP_EXPORT void kiln_block_map_free(kiln_block_map* map) { delete map; }
 
-uint32_t kiln_block_map_region_count(const kiln_block_map* map) {
+KILN_C_MAP_EXPORT uint32_t kiln_block_map_region_count(const kiln_block_map* map) {
   return map == nullptr ? 0 : static_cast<uint32_t>(map->map.regions.size());
 }
 
-kiln_status kiln_block_map_region(const kiln_block_map* map, uint32_t index, kiln_region* out) {
+KILN_C_MAP_EXPORT kiln_status kiln_block_map_region(const kiln_block_map* map, uint32_t index,
+                                                    kiln_region* out) {
   if (map == nullptr || out == nullptr || index >= map->map.regions.size()) {
     return KILN_BAD_ARGUMENT;
   }
@@ -120,7 +125,7 @@ kiln_status kiln_block_map_region(const kiln_block_map* map, uint32_t index, kil
   return KILN_OK;
 }
 
-kiln_status kiln_block_map_mark(const kiln_block_map* map, kiln_map_mark* out) {
+KILN_C_MAP_EXPORT kiln_status kiln_block_map_mark(const kiln_block_map* map, kiln_map_mark* out) {
   if (map == nullptr || out == nullptr) return KILN_BAD_ARGUMENT;
   *out = kiln_map_mark{};
   out->tensor = KILN_NO_TENSOR;
@@ -135,13 +140,13 @@ kiln_status kiln_block_map_mark(const kiln_block_map* map, kiln_map_mark* out) {
   return KILN_OK;
 }
 
-const char* kiln_block_map_json(const kiln_block_map* map, size_t* length) {
+KILN_C_MAP_EXPORT const char* kiln_block_map_json(const kiln_block_map* map, size_t* length) {
   if (map == nullptr) return nullptr;
   if (length != nullptr) *length = map->json.size();
   return map->json.c_str();
 }
 
-const char* kiln_region_kind_name(int32_t kind) {
+KILN_C_MAP_EXPORT const char* kiln_region_kind_name(int32_t kind) {
   if (kind < 0 || kind > static_cast<int32_t>(kiln::map::RegionKind::kUnknown)) return "";
   return kiln::map::RegionKindName(static_cast<kiln::map::RegionKind>(kind)).data();
 }

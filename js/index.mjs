@@ -10,9 +10,11 @@ const INVALID = 1;
 const NEED_MORE = 2;
 const BAD_ARGUMENT = 3;
 const NO_MEMORY = 4;
+const INTERNAL_ERROR = 5;
 
-const CLASS_NAMES = ['', 'FRAME', 'TYPE', 'LIMIT', 'UTF8', 'ARGUMENT'];
+const CLASS_NAMES = ['', 'FRAME', 'TYPE', 'LIMIT', 'UTF8', 'ARGUMENT', 'INTERNAL'];
 const NO_TENSOR = 0xffffffff;
+const SIZE_MAX = 0xffffffff; // wasm32
 const U64_MAX = (1n << 64n) - 1n;
 // Chunks are copied into the module's memory through one staging buffer of
 // this size, however large the chunk the caller hands over.
@@ -187,6 +189,18 @@ class Kiln {
     }
   }
 
+  // KILN_NO_MEMORY and KILN_INTERNAL_ERROR: not verdicts, thrown.
+  // detail: the kiln_error the call filled says more.
+  #failure(status, where, detail = '') {
+    const e = new Error(
+      status === NO_MEMORY
+        ? `kiln: ${where}: the WebAssembly module ran out of memory${detail ? ` (${detail})` : ''}`
+        : `kiln: ${where}: internal error (status ${status})${detail ? `: ${detail}` : ''}`,
+    );
+    e.code = status === NO_MEMORY ? 'ERR_KILN_NO_MEMORY' : 'ERR_KILN_INTERNAL';
+    return e;
+  }
+
   #writeOptions(o) {
     const dv = this.#view();
     const p = this.#opts;
@@ -322,7 +336,7 @@ class Kiln {
         if (status === OK) return { ok: true };
         if (status === INVALID) return { ok: false, error: this.#readError() };
         if (status === BAD_ARGUMENT) throw this.#argumentError('validate');
-        throw new Error(`kiln: validate: kiln_validate returned status ${status}`);
+        throw this.#failure(status, 'validate', this.#readError().message);
       }),
     );
   }
@@ -335,7 +349,7 @@ class Kiln {
         const status = this.#m._kiln_parse(p, n, this.#writeOptions(o), this.#word, this.#err);
         if (status === INVALID) return { ok: false, error: this.#readError() };
         if (status === BAD_ARGUMENT) throw this.#argumentError('inspect');
-        if (status !== OK) throw new Error(`kiln: inspect: kiln_parse returned status ${status}`);
+        if (status !== OK) throw this.#failure(status, 'inspect', this.#readError().message);
         const dir = this.#view().getUint32(this.#word, true);
         try {
           return { ok: true, ...this.#readDirectory(dir) };
@@ -356,7 +370,7 @@ class Kiln {
         throw this.#argumentError('createStreamValidator');
       }
       const s = this.#m._kiln_stream_new(this.#writeOptions(o));
-      if (s === 0) throw new RangeError('kiln: createStreamValidator: no memory for a stream validator');
+      if (s === 0) throw this.#failure(NO_MEMORY, 'createStreamValidator');
       return new StreamValidator(this, s);
     });
   }
@@ -380,6 +394,7 @@ class Kiln {
         status = m._kiln_stream_feed(s, this.#stage, n, this.#word);
         const used = this.#view().getUint32(this.#word, true);
         if (status === BAD_ARGUMENT) throw stateError('feed() after finish()');
+        if (status !== OK && status !== INVALID && status !== NEED_MORE) throw this.#failure(status, 'feed');
         at += used;
         if (used < n) break; // the verdict is settled
       }
@@ -456,11 +471,13 @@ class Kiln {
     else throw new TypeError(`kiln: escape: expected a string or a Uint8Array, got ${text === null ? 'null' : typeof text}`);
     return this.#call(() =>
       this.#withBytes(bytes, (p, n) => {
+        // kiln_escape returns the length it needs; 4 bytes per input byte
+        // always suffice (\xNN), and the NUL.
         const cap = 4 * n + 16;
         const out = this.#malloc(cap);
         try {
-          const length = this.#m._kiln_js_escape(p, n, out, cap);
-          if (length > cap) throw new Error('kiln: escape: the escaped text is longer than expected');
+          const length = this.#m._kiln_escape(p, n, out, cap);
+          if (length >= cap) throw this.#failure(length === SIZE_MAX ? NO_MEMORY : INTERNAL_ERROR, 'escape');
           return utf8.decode(this.#heap().subarray(out, out + length));
         } finally {
           this.#m._free(out);

@@ -1,11 +1,8 @@
 #include "kiln_js.h"
 
 #include <cstddef>
-#include <cstring>
 #include <string>
-#include <string_view>
 
-#include "kiln/base/escape.h"
 #include "kiln/kiln_c.h"
 
 namespace {
@@ -77,14 +74,4 @@ std::string Describe() {
 extern "C" const char* kiln_js_layout(void) {
   static const std::string layout = Describe();
   return layout.c_str();
-}
-
-extern "C" size_t kiln_js_escape(const uint8_t* text, size_t size, uint8_t* out, size_t capacity) {
-  if (text == nullptr && size > 0) return 0;
-  const std::string escaped =
-      kiln::base::Escape(std::string_view(reinterpret_cast<const char*>(text), size));
-  if (escaped.size() <= capacity && out != nullptr) {
-    std::memcpy(out, escaped.data(), escaped.size());
-  }
-  return escaped.size();
 }

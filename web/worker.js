@@ -21,6 +21,36 @@ const MAP_PREFIX_LIMIT = 64 * 1024 * 1024;
 
 const ready = Promise.all([load(), loadBlockMap()]);
 
+// Reads a byte stream into one buffer, reused for every chunk (a BYOB
+// reader): a multi-GB file leaves no trail of chunks for the garbage
+// collector, so memory stays flat. Streams without BYOB are read as they
+// come. read() gives the next chunk, or null at the end.
+const CHUNK_BYTES = 1024 * 1024;
+function chunkReader(stream) {
+  try {
+    const reader = stream.getReader({ mode: 'byob' });
+    let buffer = new ArrayBuffer(CHUNK_BYTES);
+    return {
+      reader,
+      read: async () => {
+        const { value, done } = await reader.read(new Uint8Array(buffer, 0, CHUNK_BYTES));
+        if (done) return null;
+        buffer = value.buffer;
+        return value;
+      },
+    };
+  } catch {
+    const reader = stream.getReader();
+    return {
+      reader,
+      read: async () => {
+        const { value, done } = await reader.read();
+        return done ? null : value;
+      },
+    };
+  }
+}
+
 async function firstBytes(file, n) {
   const end = Math.min(file.size, n);
   return new Uint8Array(await file.slice(0, end).arrayBuffer());
@@ -41,14 +71,14 @@ async function check(id, file) {
   const v = kiln.createStreamValidator();
   let result;
   try {
-    const reader = file.stream().getReader();
+    const { reader, read } = chunkReader(file.stream());
     let done = 0;
     let last = 0;
     let status = 'need-more';
     try {
       while (status === 'need-more') {
-        const { value, done: end } = await reader.read();
-        if (end) break;
+        const value = await read();
+        if (value === null) break;
         status = v.feed(value);
         done += value.length;
         const now = performance.now();

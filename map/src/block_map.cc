@@ -148,7 +148,7 @@ void AddPayloads(std::span<const std::uint8_t> prefix, const HeaderInfo& h, bool
   if (!ranges_known || h.tensor_count > kMaxItemRegions || prefix.size() < table_end) {
     b.Add(RegionKind::kPayload, base, end,
           "payload region (" + std::to_string(h.payload_bytes) + " bytes, " +
-              std::to_string(h.tensor_count) + " tensors)");
+              std::to_string(h.tensor_count) + (h.tensor_count == 1 ? " tensor)" : " tensors)"));
     return;
   }
   struct Span {

@@ -19,8 +19,8 @@ def main() -> int:
         rows.append(f'<tr id="{rule}"><td><a href="#{rule}">{rule}</a></td><td>{cls}</td><td>{summary}</td></tr>')
     print(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'self'\">\n"
-        "<title>Kiln v2 rules</title>\n<link rel=\"stylesheet\" href=\"../style.css\">\n</head>\n<body>\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'self'; img-src 'self'\">\n"
+        "<title>Kiln v2 rules</title>\n<link rel=\"icon\" href=\"../favicon.svg\">\n<link rel=\"stylesheet\" href=\"../style.css\">\n</head>\n<body>\n"
         "<h1>Kiln v2 rules</h1>\n<p>The rules a block is checked against, in the rule set's order "
         "(docs/spec.md gives the checking order and docs/rules.md the tests of each).</p>\n"
         "<table>\n<thead><tr><th>rule</th><th>class</th><th>statement</th></tr></thead>\n<tbody>\n"

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,8 @@ std::vector<RejectedCase> RejectedCases() {
   }
   return cases;
 }
+
+void PrintTo(const RejectedCase& c, std::ostream* os) { *os << c.name; }
 
 class Rejected : public ::testing::TestWithParam<RejectedCase> {};
 

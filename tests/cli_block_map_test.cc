@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <ostream>
 #include <string>
 
 #include "cli_run.h"
@@ -41,6 +42,8 @@ struct MarkCase {
   std::string offset;
   std::string field;
 };
+
+void PrintTo(const MarkCase& c, std::ostream* os) { *os << c.file; }
 
 class CliBlockMapRejected : public ::testing::TestWithParam<MarkCase> {};
 

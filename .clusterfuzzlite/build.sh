@@ -70,6 +70,8 @@ foreach(_kiln_target IN LISTS _kiln_targets)
 endforeach()
 CMAKE
 
+# fuzz_capi links the C ABI's static archive (libkiln_c.a); the shared
+# library is not built here (Abseil's archives are not position-independent).
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
 # LIB_FUZZING_ENGINE may hold several words; a CMake list keeps them apart.
@@ -82,6 +84,7 @@ cmake -S "$src" -B "$build" "${generator[@]}" \
   -DKILN_BUILD_TESTS=OFF \
   -DKILN_BUILD_BENCH=OFF \
   -DKILN_BUILD_CLI=OFF \
+  -DKILN_BUILD_C_SHARED=OFF \
   -DKILN_WERROR=OFF \
   -DKILN_HARDENING=OFF \
   -DKILN_FUZZ_ENGINE="${LIB_FUZZING_ENGINE// /;}"
@@ -104,7 +107,8 @@ for name in "${fuzzers[@]}"; do
   cp "$build/fuzz/$name" "$OUT/$name"
   # Seeds and dictionary: the target's own (corpus/<name without fuzz_>,
   # fuzz/<name>.dict) if it has them, else the Kiln v2 ones. fuzz_stream
-  # takes corpus/stream (a control byte, then a golden case).
+  # takes corpus/stream (a control byte, then a golden case), fuzz_capi
+  # corpus/capi (the same).
   seeds="$src/corpus/${name#fuzz_}"
   [ -d "$seeds" ] || seeds="$src/corpus/parse"
   rm -f "$OUT/${name}_seed_corpus.zip"

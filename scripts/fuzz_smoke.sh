@@ -13,14 +13,15 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # target:seed corpus (corpus/parse holds the golden cases, corpus/stream the
-# same after fuzz_stream's control byte).
+# same after fuzz_stream's control byte, corpus/capi the same for fuzz_capi,
+# the C ABI).
 for pair in fuzz_parse:parse fuzz_differential:parse fuzz_structured:parse \
-  fuzz_roundtrip:parse fuzz_stream:stream fuzz_npy:npy fuzz_safetensors:safetensors fuzz_gguf:gguf; do
+  fuzz_roundtrip:parse fuzz_stream:stream fuzz_capi:capi fuzz_npy:npy fuzz_safetensors:safetensors fuzz_gguf:gguf; do
   target=${pair%%:*}
   bin="build/fuzz/fuzz/$target"
   seeds="corpus/${pair##*:}"
   max_len=4096
-  case "${pair##*:}" in parse | stream) ;; *) max_len=65536 ;; esac
+  case "${pair##*:}" in parse | stream | capi) ;; *) max_len=65536 ;; esac
   echo "== $target: replaying $(ls "$seeds" | wc -l) seeds"
   "$bin" -runs=0 "$seeds"
   echo "== $target: fuzzing for ${seconds}s"

@@ -25,6 +25,9 @@ cmake --workflow --preset default
 step "conformance: kiln validate against every golden case (docs/conformance.md)"
 /usr/bin/python3 scripts/conformance.py -- build/default/cli/kiln validate
 
+step "conformance: the C ABI (kiln_c_validate) against every golden case (docs/c-api.md)"
+/usr/bin/python3 scripts/conformance.py -- build/default/capi/kiln_c_validate
+
 step "differential suite: kiln against the formats' reference readers (docs/compatibility.md)"
 bash tests/loaders/run.sh build/default/cli/kiln
 
@@ -50,6 +53,22 @@ cmake -S tests/install -B "$prefix/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$pref
 cmake --build "$prefix/consumer" >/dev/null
 "$prefix/consumer/consumer" golden/cases/kiln-v2-f32.klnt | grep -qx "tensors: 1"
 echo "installed package: found, linked, parsed kiln-v2-f32"
+
+step "install: a C program built with pkg-config --cflags --libs kiln (the C ABI, docs/c-api.md)"
+pc_dir=$(dirname "$(find "$prefix" -name kiln.pc | head -n 1)")
+kiln_c_flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs kiln)
+kiln_c_libdir=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --variable=libdir kiln)
+# shellcheck disable=SC2086 # the flags are words
+cc -std=c99 -Wall -Wextra -Werror -pedantic tests/install_c/main.c $kiln_c_flags \
+  -o "$prefix/c_consumer"
+c_ok=$(LD_LIBRARY_PATH="$kiln_c_libdir" "$prefix/c_consumer" golden/cases/kiln-v2-f32.klnt)
+c_bad=$(LD_LIBRARY_PATH="$kiln_c_libdir" "$prefix/c_consumer" golden/cases/kiln-pod-list-f32.klnt \
+  || true)
+case "$c_ok|$c_bad" in
+  "ok "*"|FRAME H1 at byte 0: "*) ;;
+  *) echo "installed C ABI: unexpected verdicts: '$c_ok' / '$c_bad'"; exit 1 ;;
+esac
+echo "installed C ABI: pkg-config found it; a C program validated kiln-v2-f32 and rejected kiln-pod-list-f32"
 
 if [ "${1:-}" = "--quick" ]; then exit 0; fi
 

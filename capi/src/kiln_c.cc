@@ -21,6 +21,7 @@
 #include "kiln/dtype.h"
 #include "kiln/status.h"
 #include "kiln/stream.h"
+#include "message_cut.h"
 
 #ifndef KILN_VERSION
 #error "KILN_VERSION must be defined by the build"
@@ -43,24 +44,6 @@ struct kiln_stream {
 
 namespace {
 
-// Copies text into a fixed buffer of `capacity` bytes (NUL included), cut at
-// a UTF-8 character boundary when it does not fit. Returns the bytes copied;
-// *truncated says whether the text was cut.
-std::size_t CopyCut(std::string_view text, char* out, std::size_t capacity, bool* truncated) {
-  std::size_t n = text.size();
-  *truncated = false;
-  if (n > capacity - 1) {
-    *truncated = true;
-    n = capacity - 1;
-    // Back up over continuation bytes (10xxxxxx) so a character is never
-    // cut in two.
-    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0U) == 0x80U) --n;
-  }
-  std::memcpy(out, text.data(), n);
-  out[n] = '\0';
-  return n;
-}
-
 void ClearError(kiln_error* error) {
   if (error == nullptr) return;
   error->error_class = KILN_CLASS_NONE;
@@ -74,7 +57,8 @@ void ClearError(kiln_error* error) {
 
 void SetMessage(kiln_error* error, std::string_view message) {
   bool truncated = false;
-  error->message_length = CopyCut(message, error->message, sizeof error->message, &truncated);
+  error->message_length =
+      kiln::capi::CopyCut(message, error->message, sizeof error->message, &truncated);
   error->message_truncated = truncated ? 1U : 0U;
 }
 

@@ -17,8 +17,13 @@
  * - Every object a kiln_*_new / kiln_parse creates is freed by its own
  *   kiln_*_free, which accepts NULL. Errors are plain structs the caller
  *   owns: no free.
+ * - A C++ exception never crosses this boundary: std::bad_alloc is
+ *   KILN_NO_MEMORY (error class NONE, message "out of memory"), any other is
+ *   KILN_INTERNAL_ERROR (class KILN_CLASS_INTERNAL, its text); neither is a
+ *   verdict on the bytes, and nothing was changed.
  * - The library keeps no global state: objects may be used from several
  *   threads as long as one object is not used by two threads at once.
+ * docs/c-api.md has the whole contract (linking, versioning, streams).
  */
 #ifndef KILN_KILN_C_H_
 #define KILN_KILN_C_H_
@@ -166,7 +171,8 @@ typedef struct kiln_directory kiln_directory;
 
 /* As kiln_validate, and on KILN_OK stores a new directory in *out (which
  * refers to data: data must outlive it and not change). *out is NULL on
- * any other status. Free it with kiln_directory_free. */
+ * any other status; out NULL is KILN_BAD_ARGUMENT. Free it with
+ * kiln_directory_free. */
 kiln_status kiln_parse(const uint8_t *data, size_t size, const kiln_options *options,
                        kiln_directory **out, kiln_error *error);
 void kiln_directory_free(kiln_directory *directory);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the npm package's WebAssembly module with Debian's Emscripten (the
 # `wasm` CMake preset: base, parser and the C ABI, without Abseil) and
-# writes js/dist/: kiln-wasm.cjs (the Emscripten glue with the module inside,
-# for require) and kiln-wasm.mjs (the same glue as an ES module, for Node's
-# import, a browser page and a Web Worker). js/dist/ is generated.
+# writes js/dist/kiln-wasm.mjs: the Emscripten glue with the module inside,
+# as an ES module (for Node's import and require, a browser page and a Web
+# Worker). js/dist/ is generated.
 #
 # Emscripten's system libraries come prebuilt in Debian's cache
 # (/usr/share/emscripten/cache, frozen): nothing is compiled for them. Set

@@ -13,4 +13,5 @@ function load() {
   return entry().then((m) => m.load());
 }
 
-module.exports = { load };
+// As index.mjs: a named load and a default export holding it.
+module.exports = { load, default: { load } };

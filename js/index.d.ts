@@ -19,8 +19,13 @@
 //               module's memory (4 GiB at most; use validateStream)
 //   Error with code 'ERR_KILN_STATE'      a stream validator used after
 //               free(), fed after finish(), or read before finish()
-//   Error with code 'ERR_KILN_NO_MEMORY'  the module ran out of memory and
-//               stopped; this instance is unusable, load() gives a fresh one
+//   Error with code 'ERR_KILN_NO_MEMORY'  the module could not get the
+//               memory a call needed. The call changed nothing and the
+//               instance goes on, unless the module itself stopped: then
+//               later calls on it throw ERR_KILN_STATE and load() returns a
+//               fresh instance
+//   Error with code 'ERR_KILN_INTERNAL'   a defect in kiln (the C ABI's
+//               KILN_INTERNAL_ERROR), never a verdict on the bytes
 // A rejected block is not an exception: it is a result with ok: false.
 
 /** Options of every validating call. */

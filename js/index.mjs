@@ -25,10 +25,18 @@ const QUANT_SCHEMES = [null, 'per-axis', 'grouped'];
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 const utf8Strict = new TextDecoder('utf-8', { fatal: true });
 
+// The errors this file throws on purpose; anything else escaping a call
+// into the module means the module itself stopped.
+const thrownHere = new WeakSet();
+function own(e) {
+  thrownHere.add(e);
+  return e;
+}
+
 function stateError(message) {
   const e = new Error(`kiln: ${message}`);
   e.code = 'ERR_KILN_STATE';
-  return e;
+  return own(e);
 }
 
 function checkBytes(bytes, where) {
@@ -95,7 +103,7 @@ function parseLayout(text) {
 // caller supplied, so they are below 2^53 and are numbers (checked).
 function exactNumber(value, what) {
   if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
-    throw new RangeError(`kiln: ${what} ${value} exceeds 2^53-1`);
+    throw own(new RangeError(`kiln: ${what} ${value} exceeds 2^53-1`));
   }
   return Number(value);
 }
@@ -111,7 +119,6 @@ class Kiln {
   #word; // a size_t / pointer out-parameter
   #stage = 0; // STAGE_BYTES, allocated on first use
   #defaults; // the format's maxima from kiln_options_init
-  #streams = new Set();
 
   constructor(m) {
     this.#m = m;
@@ -119,7 +126,7 @@ class Kiln {
     this.#layout = parseLayout(this.#cString(layoutPtr));
     const size = (name) => {
       const v = this.#layout.get(name);
-      if (v === undefined) throw new Error(`kiln: the module does not describe ${name}`);
+      if (v === undefined) throw own(new Error(`kiln: the module does not describe ${name}`));
       return v;
     };
     this.#err = this.#malloc(size('kiln_error'));
@@ -164,7 +171,7 @@ class Kiln {
   #malloc(n) {
     const p = this.#m._malloc(Math.max(n, 1));
     if (p === 0) {
-      throw new RangeError(`kiln: ${n} bytes do not fit in the WebAssembly module's memory (4 GiB at most); validate a large input with validateStream`);
+      throw own(new RangeError(`kiln: ${n} bytes do not fit in the WebAssembly module's memory (4 GiB at most); validate a large input with validateStream`));
     }
     return p;
   }
@@ -177,7 +184,7 @@ class Kiln {
     try {
       return fn();
     } catch (e) {
-      if (e instanceof RangeError || e instanceof TypeError || e?.code === 'ERR_KILN_STATE') throw e;
+      if (thrownHere.has(e)) throw e;
       this.#broken = String(e?.message ?? e);
       if (cached !== null && cachedInstance === this) {
         cached = null;
@@ -198,7 +205,7 @@ class Kiln {
         : `kiln: ${where}: internal error (status ${status})${detail ? `: ${detail}` : ''}`,
     );
     e.code = status === NO_MEMORY ? 'ERR_KILN_NO_MEMORY' : 'ERR_KILN_INTERNAL';
-    return e;
+    return own(e);
   }
 
   #writeOptions(o) {
@@ -235,7 +242,7 @@ class Kiln {
   // A caller mistake the C ABI found (options it refused).
   #argumentError(where) {
     const e = this.#readError();
-    return new RangeError(`kiln: ${where}: ${e.message || 'bad options'}`);
+    return own(new RangeError(`kiln: ${where}: ${e.message || 'bad options'}`));
   }
 
   #readHeader(p) {
@@ -304,12 +311,12 @@ class Kiln {
   // Header and tensors of a validated directory (a pointer).
   #readDirectory(dir) {
     const m = this.#m;
-    if (m._kiln_directory_header(dir, this.#hdr) !== OK) throw new Error('kiln: kiln_directory_header failed');
+    if (m._kiln_directory_header(dir, this.#hdr) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_directory_header');
     const header = this.#readHeader(this.#hdr);
     const count = m._kiln_directory_tensor_count(dir) >>> 0;
     const tensors = new Array(count);
     for (let i = 0; i < count; i++) {
-      if (m._kiln_directory_tensor(dir, i, this.#tensor) !== OK) throw new Error(`kiln: kiln_directory_tensor(${i}) failed`);
+      if (m._kiln_directory_tensor(dir, i, this.#tensor) !== OK) throw this.#failure(INTERNAL_ERROR, `kiln_directory_tensor(${i})`);
       tensors[i] = this.#readTensor();
     }
     return { header, tensors };
@@ -376,10 +383,6 @@ class Kiln {
   }
 
   // --- for StreamValidator (module-private by convention) ---
-  _streamOpened(v) {
-    this.#streams.add(v);
-  }
-
   _streamFeed(s, chunk) {
     return this.#call(() => {
       const m = this.#m;
@@ -432,12 +435,11 @@ class Kiln {
         const dir = this.#m._kiln_stream_directory(s);
         return { ok: true, ...this.#readDirectory(dir) };
       }
-      throw new Error(`kiln: the stream has no verdict (status ${status})`);
+      throw this.#failure(INTERNAL_ERROR, `the stream's verdict (status ${status})`);
     });
   }
 
-  _streamFree(v, s) {
-    this.#streams.delete(v);
+  _streamFree(s) {
     if (!this.#broken) this.#m._kiln_stream_free(s);
   }
 
@@ -541,10 +543,9 @@ class StreamValidator {
   constructor(kiln, s) {
     this.#kiln = kiln;
     this.#s = s;
-    kiln._streamOpened(this);
     // A validator dropped without free() gives its memory back when it is
     // collected.
-    registry?.register(this, () => kiln._streamFree(null, s), this);
+    registry?.register(this, () => kiln._streamFree(s), this);
   }
 
   #live(what) {
@@ -593,7 +594,7 @@ class StreamValidator {
   free() {
     if (this.#s === 0) return;
     registry?.unregister(this);
-    this.#kiln._streamFree(this, this.#s);
+    this.#kiln._streamFree(this.#s);
     this.#s = 0;
   }
 }

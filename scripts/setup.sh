@@ -11,6 +11,8 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev
   afl++ cppcheck python3 python3-numpy zip unzip
   pybind11-dev python3-dev python3-pytest python3-venv
+  # the WebAssembly build of js/ (its optimizer runs on node-acorn)
+  emscripten node-acorn binaryen
   chromium  # the browser page's test (tests/browser/), headless
 )
 

@@ -28,6 +28,22 @@ step "conformance: kiln validate against every golden case (docs/conformance.md)
 step "conformance: the C ABI (kiln_c_validate) against every golden case (docs/c-api.md)"
 /usr/bin/python3 scripts/conformance.py -- build/default/capi/kiln_c_validate
 
+# The WebAssembly module and the npm package (js/, docs/javascript.md): build
+# the module, the package's tests, the conformance runner through the
+# package, and the differential against the native build above.
+step "WebAssembly module and npm package (js/): build, tests, conformance, differential"
+wasm_start=$SECONDS
+bash js/build.sh
+node --test js/test/
+/usr/bin/python3 scripts/conformance.py --batch -- node js/bin/kiln-validate.mjs
+node js/tools/differential.mjs build/default/cli/kiln
+if command -v chromium >/dev/null; then
+  node js/tools/browser-check.mjs chromium  # a page and a module Worker in headless Chromium
+else
+  echo "js/: no chromium on this machine: the check in a real browser is not run"
+fi
+echo "js/: $((SECONDS - wasm_start)) s"
+
 step "differential suite: kiln against the formats' reference readers (docs/compatibility.md)"
 bash tests/loaders/run.sh build/default/cli/kiln
 

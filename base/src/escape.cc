@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "absl/strings/str_format.h"
 #include "kiln/base/bytes.h"
+#include "kiln/base/format.h"
 #include "kiln/base/utf8.h"
 
 namespace kiln::base {
@@ -66,9 +66,9 @@ void Put(std::string_view raw, std::uint32_t cp, std::string* out) {
   if (cp == '\\') {
     *out += "\\\\";
   } else if (cp < 0x20 || cp == 0x7F) {
-    absl::StrAppendFormat(out, "\\x%02x", cp);
+    AppendFormat(out, "\\x%02x", cp);
   } else if (Hidden(cp)) {
-    absl::StrAppendFormat(out, "\\u{%04x}", cp);
+    AppendFormat(out, "\\u{%04x}", cp);
   } else {
     *out += raw;
   }
@@ -87,7 +87,7 @@ std::string Escape(std::string_view text, std::size_t max_bytes) {
     if (s) {
       Put(text.substr(i, len), s->code_point, &out);
     } else {
-      absl::StrAppendFormat(&out, "\\x%02x", bytes[i]);
+      AppendFormat(&out, "\\x%02x", bytes[i]);
     }
     i += len;
   }
@@ -102,7 +102,7 @@ std::string JsonEscape(std::string_view text) {
   while (i < bytes.size()) {
     const std::optional<Utf8Sequence> s = DecodeUtf8At(bytes, i);
     if (!s) {  // never ASCII: every byte below 0x80 is well-formed
-      absl::StrAppendFormat(&out, "\\udc%02x", bytes[i]);
+      AppendFormat(&out, "\\udc%02x", bytes[i]);
       ++i;
       continue;
     }
@@ -111,10 +111,10 @@ std::string JsonEscape(std::string_view text) {
       out += '\\';
       out += static_cast<char>(cp);
     } else if (cp < 0x20 || cp == 0x7F || (Hidden(cp) && cp <= 0xFFFF)) {
-      absl::StrAppendFormat(&out, "\\u%04x", cp);
+      AppendFormat(&out, "\\u%04x", cp);
     } else if (Hidden(cp)) {  // above U+FFFF: a surrogate pair
       const std::uint32_t v = cp - 0x10000;
-      absl::StrAppendFormat(&out, "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+      AppendFormat(&out, "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
     } else {
       out += text.substr(i, s->length);
     }

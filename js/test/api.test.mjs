@@ -4,10 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
 import { load } from '../index.mjs';
 
 const require = createRequire(import.meta.url);
@@ -34,16 +33,11 @@ test('CommonJS: require() gives load(), and it validates', async () => {
   assert.equal(JSON.parse(out).error.rule, 'H1');
 });
 
-test('the ES module glue loads where there is no process and no require (a browser, a Worker)', async () => {
-  const source = readFileSync(`${here}dist/kiln-wasm.mjs`, 'utf8');
-  assert.ok(!/^import /m.test(source), 'no static import a browser would have to resolve');
-  // The glue factory, run in a context holding only what a Worker has.
-  const glue = readFileSync(`${here}dist/kiln-wasm.cjs`, 'utf8');
-  const context = vm.createContext({ WebAssembly, atob, TextDecoder, console, performance, setTimeout, clearTimeout, self: {} });
-  const factory = vm.runInContext(`(function(){ var module, exports, define; ${glue}\nreturn createKilnModule; })()`, context);
-  const m = await factory();
-  assert.equal(typeof m._kiln_validate, 'function');
-  assert.equal(m._kiln_abi_version(), 1);
+test('index.mjs and the ES module glue load as ES modules where there is no process or require', () => {
+  const out = execFileSync(process.execPath, ['--experimental-vm-modules', '--no-warnings', `${here}tools/browser-context.mjs`]);
+  const { validate, streamed } = JSON.parse(out);
+  assert.equal(validate.error.rule, 'D1');
+  assert.deepEqual(streamed, validate.error);
 });
 
 const notBytes = [undefined, null, 'KLNT', 42, [75, 76, 78, 84], new ArrayBuffer(4), new Uint16Array(2), new DataView(new ArrayBuffer(4)), {}];
@@ -158,4 +152,62 @@ test('escape: as kiln validate prints untrusted text', () => {
   assert.throws(() => kiln.escape(7), TypeError);
   assert.match(kiln.ruleSummary('H1'), /KLNT/);
   assert.equal(kiln.ruleSummary('Z9'), null);
+});
+
+test('validateStream: a 10 GiB block (generated as it is read), then a trailing byte: H8 at 10737418496, exact past 2^32', async () => {
+  const size = 10n << 30n;
+  // One named u8 tensor covering the whole payload: header, one descriptor,
+  // the 1-byte heap "w", padding to 256.
+  const head = new Uint8Array(256);
+  const dv = new DataView(head.buffer);
+  head.set([0x4b, 0x4c, 0x4e, 0x54, 2, 3]);
+  dv.setUint32(8, 1, true);
+  dv.setUint32(12, 1, true);
+  dv.setBigUint64(16, size, true);
+  dv.setBigUint64(24, 129n, true);
+  dv.setUint16(64, 2, true);
+  head[66] = 1;
+  dv.setUint16(68, 0, true);
+  dv.setUint16(70, 1, true);
+  dv.setUint16(72, 0xffff, true);
+  dv.setUint16(82, 0xffff, true);
+  dv.setUint32(88, 0xffffffff, true);
+  dv.setUint32(92, 0xffffffff, true);
+  dv.setBigUint64(104, size, true);
+  dv.setBigUint64(112, size, true);
+  head[192] = 0x77;
+  const chunk = new Uint8Array(8 << 20);
+  let pulled = 0;
+  async function* source() {
+    yield head;
+    for (let sent = 0n; sent < size; sent += BigInt(chunk.length)) {
+      pulled++;
+      yield chunk;
+    }
+    yield new Uint8Array(1);
+  }
+  const r = await kiln.validateStream(source());
+  assert.equal(pulled, 1280);
+  assert.deepEqual([r.error.class, r.error.rule, r.error.offset], ['FRAME', 'H8', 10737418496]);
+  assert.equal(r.header.blockLength, 10737418496n);
+});
+
+test('kiln-validate: the kiln validate line form, standard input as a stream, exit statuses 0, 1, 2', () => {
+  const cli = `${here}bin/kiln-validate.mjs`;
+  const run = (args, input) => spawnSync(process.execPath, [cli, ...args], { input, encoding: 'utf8' });
+  const trailing = `${golden}h8-trailing-byte.klnt`;
+  const ok = run([`${golden}kiln-v2-f32.klnt`]);
+  assert.deepEqual([ok.status, ok.stdout], [0, `${golden}kiln-v2-f32.klnt: ok\n`]);
+  const bad = run(['-', trailing], readFileSync(trailing));
+  assert.equal(bad.status, 1);
+  assert.equal(
+    bad.stdout,
+    '-: FRAME H8 at byte 200: trailing bytes: the stream goes on after the 200-byte block\n' +
+      `${trailing}: FRAME H8 at byte 200: 1 trailing bytes after the 200-byte block\n`,
+  );
+  const missing = run(['/nonexistent/x\n.klnt']);
+  assert.equal(missing.status, 2);
+  assert.match(missing.stderr, /^kiln-validate: \/nonexistent\/x\\x0a\.klnt: /);
+  assert.equal(run([]).status, 2);
+  assert.equal(run(['--bogus', 'x']).status, 2);
 });

@@ -1,5 +1,6 @@
-// Writes the Emscripten glue (a script that sets module.exports) as
-// DIR/kiln-wasm.cjs and as the ES module DIR/kiln-wasm.mjs.
+// Writes the Emscripten glue (a script that sets module.exports) as the ES
+// module DIR/kiln-wasm.mjs, the one file of the module the package loads
+// (index.cjs imports index.mjs).
 //
 // The glue, when it runs in Node, calls require("fs") and require("path")
 // and reads __dirname; an ES module has none of them, so the ES module
@@ -42,5 +43,4 @@ function write(name, text) {
   writeFileSync(tmp, text);
   renameSync(tmp, join(dir, name));
 }
-write('kiln-wasm.cjs', glue);
 write('kiln-wasm.mjs', esm);

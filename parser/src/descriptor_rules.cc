@@ -238,7 +238,7 @@ std::optional<std::uint64_t> ByteSize(std::uint64_t count, std::uint32_t bits) {
 std::string FormatShape(const RawDescriptor& d) {
   std::string out = "[";
   for (std::size_t k = 0; k < d.rank && k < kMaxRank; ++k) {
-    absl::StrAppendFormat(&out, "%s%d", k == 0 ? "" : ", ", d.shape[k]);
+    base::AppendFormat(&out, "%s%d", k == 0 ? "" : ", ", d.shape[k]);
   }
   return out + "]";
 }

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "absl/strings/str_format.h"
+#include "kiln/base/format.h"
 #include "kiln/status.h"
 
 namespace kiln::internal {
@@ -20,16 +20,18 @@ using Check = std::optional<Error>;
 
 // Rejects the block under `rule`, at absolute byte `offset`, for header rules.
 template <typename... Args>
-[[nodiscard]] Error Fail(Rule rule, std::uint64_t offset, const absl::FormatSpec<Args...>& format,
+[[nodiscard]] Error Fail(Rule rule, std::uint64_t offset,
+                         base::FormatString<std::type_identity_t<Args>...> format,
                          const Args&... args) {
-  return MakeError(rule, offset, std::nullopt, absl::StrFormat(format, args...));
+  return MakeError(rule, offset, std::nullopt, base::Format<Args...>(format, args...));
 }
 
 // Rejects the block under `rule` for tensor `tensor`.
 template <typename... Args>
 [[nodiscard]] Error FailTensor(Rule rule, std::uint64_t offset, std::uint32_t tensor,
-                               const absl::FormatSpec<Args...>& format, const Args&... args) {
-  return MakeError(rule, offset, tensor, absl::StrFormat(format, args...));
+                               base::FormatString<std::type_identity_t<Args>...> format,
+                               const Args&... args) {
+  return MakeError(rule, offset, tensor, base::Format<Args...>(format, args...));
 }
 
 }  // namespace kiln::internal

@@ -12,7 +12,7 @@ constexpr std::uint8_t kKnownFlags = kFlagNames | kFlagLittleEndian;
 
 std::string Hex(Bytes b) {
   std::string out;
-  for (std::uint8_t c : b) absl::StrAppendFormat(&out, "%02x", c);
+  for (std::uint8_t c : b) base::AppendFormat(&out, "%02x", c);
   return out.empty() ? "(none)" : out;
 }
 

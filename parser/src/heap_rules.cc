@@ -2,9 +2,8 @@
 #include <algorithm>
 #include <string_view>
 
-#include "absl/strings/escaping.h"
-
 #include "heap_slices.h"
+#include "kiln/base/escape.h"
 #include "name_table.h"
 #include "primitives.h"
 #include "rules.h"
@@ -99,11 +98,9 @@ Check CheckHeapUtf8(Bytes block, const HeaderInfo& h) {
 
 Error DuplicateNameError(Bytes block, const HeaderInfo& h, std::uint32_t dup, std::uint32_t first) {
   const std::string_view name = NameOf(block, h, dup);
-  return FailTensor(
-      Rule::N5, DescriptorFieldOffset(dup, desc::kNameOff), dup,
-      "name \"%s\" (%d bytes) repeats the name of tensor %d",
-      absl::CHexEscape(absl::string_view(name.data(), std::min<std::size_t>(name.size(), 64))),
-      name.size(), first);
+  return FailTensor(Rule::N5, DescriptorFieldOffset(dup, desc::kNameOff), dup,
+                    "name %s (%d bytes) repeats the name of tensor %d", base::Quoted(name),
+                    name.size(), first);
 }
 
 Check UniqueNamesBySorting(Bytes block, const HeaderInfo& h, std::span<std::uint32_t> idx) {

@@ -8,8 +8,8 @@
 #include <span>
 #include <string>
 
-#include "absl/functional/function_ref.h"
 #include "fail.h"
+#include "kiln/base/function_ref.h"
 #include "kiln/directory.h"
 #include "layout.h"
 #include "primitives.h"
@@ -36,7 +36,7 @@ namespace kiln::internal {
 [[nodiscard]] Check CheckFields(const RawDescriptor& d, std::uint32_t i, const HeaderInfo& h);
 // Descriptor j of the directory being checked (decoded from the buffer, or
 // the writer's own record).
-using DescriptorLookup = absl::FunctionRef<RawDescriptor(std::uint32_t)>;
+using DescriptorLookup = base::FunctionRef<RawDescriptor(std::uint32_t)>;
 // Q5..Q7 for descriptor i of `count` (nothing when its scheme is 0). Reads
 // the scale and outer tensors through `descriptor`, each once.
 [[nodiscard]] Check CheckQuantRefs(const RawDescriptor& d, std::uint32_t i, std::uint32_t count,

@@ -1,8 +1,8 @@
 #include <array>
 #include <string>
 
-#include "absl/strings/str_format.h"
 #include "fail.h"
+#include "kiln/base/format.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -51,9 +51,9 @@ std::optional<Rule> RuleFromName(std::string_view name) {
 
 std::string Error::ToString() const {
   std::string out =
-      absl::StrFormat("%s %s at byte %d", ErrorClassName(error_class), RuleName(rule), offset);
-  if (tensor) absl::StrAppendFormat(&out, " (tensor %d)", *tensor);
-  absl::StrAppendFormat(&out, ": %s", message);
+      base::Format("%s %s at byte %d", ErrorClassName(error_class), RuleName(rule), offset);
+  if (tensor) base::AppendFormat(&out, " (tensor %d)", *tensor);
+  base::AppendFormat(&out, ": %s", message);
   return out;
 }
 

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "absl/strings/escaping.h"
 #include "kiln/base/escape.h"
 #include "kiln/base/output_file.h"
 #include "kiln/utf8.h"
@@ -136,7 +135,7 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
     if (!IsWellFormedUtf8(*text)) {
       return FailTensor(Rule::N4, DescriptorFieldOffset(i, desc::kNameOff), i,
                         "%s %s is not well-formed UTF-8", text == &r.name ? "name" : "layout name",
-                        absl::CHexEscape(absl::string_view(text->data(), text->size())));
+                        Quoted(*text));
     }
   }
   if (!r.name.empty()) {

@@ -1,0 +1,181 @@
+// The npm package's numbers for docs/performance.md, in one run:
+//   1. validate() of a block of 10,000 named f32 tensors (names
+//      t<base 36 index>, as BM_KilnValidateShortNames) in the WebAssembly
+//      build, beside the native build on the same block: `kiln validate`
+//      (one process validating the file R + 1 times minus one validating
+//      it once, per validation: the file's open and map included) and,
+//      when KILN_BENCH is given, kiln_bench's BM_KilnValidateShortNames/10000
+//      (Parse of bytes in memory, the work validate() does after its copy)
+//   2. validateStream() of a 1 GiB block generated on the fly (nothing is
+//      written to disk), in a fresh Node process: time and that process's
+//      peak RSS, for a block whose payload is all tensors (covered bytes
+//      are not read) and one whose payload is one uncovered gap (every byte
+//      checked, P2)
+//   3. the package's size (the glue with the module inside, raw and gzip)
+//      and the time from a fresh process's import to a loaded module
+// Usage: node js/bench/bench.mjs KILN_BINARY [KILN_BENCH]
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { load } from '../index.mjs';
+
+const here = fileURLToPath(new URL('..', import.meta.url));
+const [kilnBinary, second] = process.argv.slice(2);
+const mode = kilnBinary === '--stream-only' ? kilnBinary : '';
+const kilnBench = second;
+
+// A valid block: tensors[i] = { name (ASCII), dtype, shape, offset, length }
+// in payload order, payloadBytes in all. Only the directory region (header,
+// descriptors, heap, padding) is built; the payload follows as zeros.
+function directory(tensors, payloadBytes) {
+  const named = tensors.some((t) => t.name !== '');
+  const heap = Buffer.from(tensors.map((t) => t.name).join(''), 'ascii');
+  const dirBytes = 128 * tensors.length + heap.length;
+  const base = Math.ceil((64 + dirBytes) / 64) * 64;
+  const b = new Uint8Array(base);
+  const dv = new DataView(b.buffer);
+  b.set([0x4b, 0x4c, 0x4e, 0x54, 2, named ? 3 : 2]);
+  dv.setUint32(8, tensors.length, true);
+  dv.setUint32(12, heap.length, true);
+  dv.setBigUint64(16, BigInt(payloadBytes), true);
+  dv.setBigUint64(24, BigInt(dirBytes), true);
+  let nameOff = 0;
+  tensors.forEach((t, i) => {
+    const d = 64 + 128 * i;
+    dv.setUint16(d, t.dtype, true);
+    b[d + 2] = t.shape.length;
+    dv.setUint16(d + 4, named ? nameOff : 0xffff, true);
+    dv.setUint16(d + 6, t.name.length, true);
+    nameOff += t.name.length;
+    dv.setUint16(d + 8, 0xffff, true);
+    dv.setUint16(d + 18, 0xffff, true);
+    dv.setUint32(d + 24, 0xffffffff, true);
+    dv.setUint32(d + 28, 0xffffffff, true);
+    dv.setBigUint64(d + 32, BigInt(t.offset), true);
+    dv.setBigUint64(d + 40, BigInt(t.length), true);
+    t.shape.forEach((n, k) => dv.setBigUint64(d + 48 + 8 * k, BigInt(n), true));
+  });
+  b.set(heap, 64 + 128 * tensors.length);
+  return b;
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+const kiln = await load();
+const results = {};
+
+if (mode !== '--stream-only') {
+  // 1. 10,000 tensors, f32 [16] each, names t<base 36 index>.
+  const n = 10000;
+  const tensors = Array.from({ length: n }, (_, i) => ({ name: `t${i.toString(36)}`, dtype: 1, shape: [16], offset: 64 * i, length: 64 }));
+  const dir = directory(tensors, 64 * n);
+  const block = new Uint8Array(dir.length + 64 * n);
+  block.set(dir);
+  if (!kiln.validate(block).ok) throw new Error(`bench block invalid: ${JSON.stringify(kiln.validate(block).error)}`);
+  const rounds = 200;
+  for (let i = 0; i < 20; i++) kiln.validate(block); // warm up
+  const wasm = [];
+  for (let r = 0; r < 5; r++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < rounds; i++) kiln.validate(block);
+    wasm.push(Number(process.hrtime.bigint() - t0) / rounds / 1e3);
+  }
+  results.wasm10k = median(wasm);
+  results.blockBytes = block.length;
+
+  const tmp = mkdtempSync(join(tmpdir(), 'kiln-bench-'));
+  try {
+    const file = join(tmp, 'b10k.klnt');
+    writeFileSync(file, block);
+    const run = (times) => {
+      const t0 = process.hrtime.bigint();
+      execFileSync(kilnBinary, ['validate', ...Array(times).fill(file)], { stdio: ['ignore', 'ignore', 'inherit'] });
+      return Number(process.hrtime.bigint() - t0) / 1e3;
+    };
+    run(1);
+    const native = [];
+    for (let r = 0; r < 5; r++) native.push((run(rounds + 1) - run(1)) / rounds);
+    results.native10k = median(native);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  console.log(
+    `validate, 10,000 tensors (${results.blockBytes} bytes): wasm validate() ${results.wasm10k.toFixed(0)} us, ` +
+      `native kiln validate ${results.native10k.toFixed(0)} us per file (wasm / native ${(results.wasm10k / results.native10k).toFixed(2)})`,
+  );
+  if (kilnBench) {
+    const out = execFileSync(kilnBench, [
+      '--benchmark_filter=^BM_KilnValidateShortNames/10000$',
+      '--benchmark_repetitions=5',
+      '--benchmark_report_aggregates_only=true',
+      '--benchmark_format=json',
+    ]);
+    const agg = JSON.parse(out).benchmarks.find((b) => b.aggregate_name === 'median');
+    const us = agg.real_time * { ns: 1e-3, us: 1, ms: 1e3 }[agg.time_unit];
+    console.log(
+      `native Parse in memory (kiln_bench BM_KilnValidateShortNames/10000, median): ${us.toFixed(0)} us ` +
+        `(wasm validate() / native Parse ${(results.wasm10k / us).toFixed(2)})`,
+    );
+  }
+}
+
+// 2. 1 GiB streamed: chunks of 1 MiB generated as they are read.
+const GiB = 1 << 30;
+const MiB = 1 << 20;
+async function streamGiB(label, tensors) {
+  const dir = directory(tensors, GiB);
+  const zeros = new Uint8Array(MiB);
+  async function* source() {
+    yield dir;
+    for (let sent = 0; sent < GiB; sent += MiB) yield zeros;
+  }
+  const rssBefore = process.memoryUsage().rss;
+  const t0 = process.hrtime.bigint();
+  const r = await kiln.validateStream(source());
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  if (!r.ok) throw new Error(`${label}: ${JSON.stringify(r.error)}`);
+  const peak = process.resourceUsage().maxRSS * 1024;
+  console.log(
+    `validateStream, 1 GiB (${label}): ${s.toFixed(2)} s, ${(GiB / MiB / s).toFixed(0)} MiB/s, ` +
+      `peak RSS ${(peak / MiB).toFixed(1)} MiB (RSS before ${(rssBefore / MiB).toFixed(1)} MiB)`,
+  );
+}
+if (mode !== '--stream-only') {
+  // In a fresh process, so that its peak RSS is the stream's alone.
+  const out = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--stream-only'], { stdio: 'inherit' });
+  if (out.status !== 0) process.exit(1);
+} else {
+  // 1,024 u8 tensors of 1 MiB: the payload is covered, not read.
+  await streamGiB(
+    '1,024 tensors of 1 MiB',
+    Array.from({ length: 1024 }, (_, i) => ({ name: `t${i}`, dtype: 2, shape: [MiB], offset: MiB * i, length: MiB })),
+  );
+  // One 64-byte tensor, then 1 GiB - 64 bytes of gap: every byte is checked (P2).
+  await streamGiB('one uncovered gap', [{ name: 'w', dtype: 2, shape: [64], offset: 0, length: 64 }]);
+}
+
+if (mode !== '--stream-only') {
+  // 3. Size and load time.
+  const glue = readFileSync(join(here, 'dist/kiln-wasm.mjs'));
+  const api = readFileSync(join(here, 'index.mjs'));
+  console.log(
+    `package: dist/kiln-wasm.mjs ${glue.length} bytes (gzip ${gzipSync(glue, { level: 9 }).length}), ` +
+      `index.mjs ${api.length} bytes (gzip ${gzipSync(api, { level: 9 }).length})`,
+  );
+  const loads = [];
+  for (let i = 0; i < 7; i++) {
+    const out = spawnSync(process.execPath, [
+      '--input-type=module',
+      '-e',
+      `const t0 = performance.now(); const { load } = await import(${JSON.stringify(join(here, 'index.mjs'))}); await load(); console.log(performance.now() - t0);`,
+    ]);
+    loads.push(Number(String(out.stdout).trim()));
+  }
+  console.log(`load: import + instantiate in a fresh Node process, median of 7: ${median(loads).toFixed(1)} ms`);
+}

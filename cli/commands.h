@@ -21,6 +21,7 @@ inline constexpr int kExitUsage = 2;
 
 struct Options {
   bool json = false;
+  bool map = false;  // inspect --map: the block map as SVG
   ParseOptions parse;
   // validate: a stream whose writer sends nothing this long is exit 2.
   std::uint64_t idle_timeout_seconds = kDefaultIdleTimeoutSeconds;

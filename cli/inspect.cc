@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "block_map_svg.h"
 #include "commands.h"
 #include "json.h"
 #include "kiln/base/escape.h"
@@ -164,6 +165,12 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
   if (file.cut()) {  // no verdict on the zeros a truncated file left
     err << "kiln: " << base::Escape(path) << ": " << base::kInputCutMessage << "\n";
     return kExitUsage;
+  }
+  if (options.map) {  // the block map, valid or not
+    const map::BlockMap m = r.ok() ? map::Describe(r.value(), file.bytes().size())
+                                   : map::Describe(file.bytes(), file.bytes().size(), &r.error());
+    out << BlockMapSvg(m, base::Escape(path));
+    return FinishReport(out, err, "kiln inspect", r.ok() ? kExitOk : kExitInvalid);
   }
   if (!r.ok()) {
     if (options.json) {

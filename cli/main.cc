@@ -23,6 +23,8 @@ constexpr std::string_view kUsage = R"(usage:
                                     FILE "-" (stdin) or a pipe is validated
                                     as the bytes arrive
   kiln inspect [options] FILE       print the header and the tensor table
+  kiln inspect --map FILE           the block map as SVG (a rejected block too,
+                                    its deciding byte marked; exit as inspect)
   kiln rules [--markdown]           print the rule table
   kiln pack [--max-tensors N] [--max-block-bytes N] OUT.klnt NAME=FILE.npy...
                                     one tensor per NumPy file, in order
@@ -122,6 +124,8 @@ int Run(std::string_view command, const std::vector<std::string>& rest) {
       only_files = true;
     } else if (arg == "--json") {
       options.json = true;
+    } else if (arg == "--map") {
+      options.map = true;
     } else if (arg == "--markdown") {
       markdown = true;
     } else if (arg == "--prefix") {

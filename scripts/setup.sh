@@ -13,6 +13,7 @@ packages=(
   pybind11-dev python3-dev python3-pytest python3-venv
   # the WebAssembly build of js/ (its optimizer runs on node-acorn)
   emscripten node-acorn binaryen
+  chromium  # the browser page's test (tests/browser/), headless
 )
 # The C ABI's installed-consumer test (scripts/test.sh) builds a C program
 # with `pkg-config --cflags --libs kiln`.
@@ -42,5 +43,18 @@ if [ ! -d "$gguf_js/node_modules/@huggingface/gguf" ]; then
     echo "setup: @huggingface/gguf installed for tests/loaders/gguf-js"
   else
     echo "setup: npm not found; tests/loaders/gguf-js cannot run"
+  fi
+fi
+
+# The browser page's test (tests/browser/): playwright-core, pinned in
+# tests/browser/package-lock.json; it drives Debian's chromium, so no browser
+# is downloaded. Skipped when already installed.
+browser_test="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
+if [ ! -d "$browser_test/node_modules/playwright-core" ]; then
+  if command -v npm >/dev/null; then
+    (cd "$browser_test" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent)
+    echo "setup: playwright-core installed for tests/browser"
+  else
+    echo "setup: npm not found; tests/browser cannot run"
   fi
 fi

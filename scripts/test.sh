@@ -47,6 +47,14 @@ echo "js/: $((SECONDS - wasm_start)) s"
 step "differential suite: kiln against the formats' reference readers (docs/compatibility.md)"
 bash tests/loaders/run.sh build/default/cli/kiln
 
+# The browser page (web/): its generated files (web/build.sh builds the
+# WebAssembly module first, js/build.sh), then the page in Debian's headless
+# chromium: verdicts, the marked byte, a hostile name, a 1 GiB block timed
+# with the renderer's memory bounded. Screenshots: build/browser-artifacts/.
+step "browser page: web/ in headless chromium (tests/browser/)"
+bash web/build.sh
+(cd tests/browser && KILN="$root/build/default/cli/kiln" node --test page.test.mjs)
+
 step "static analysis of parser/ (clang-tidy, cppcheck)"
 bash scripts/lint.sh
 

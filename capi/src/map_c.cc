@@ -1,0 +1,154 @@
+// The block map through the C ABI (kiln/kiln_c_map.h).
+#include <cstring>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "kiln/base/escape.h"
+#include "kiln/block_map.h"
+#include "kiln/kiln_c_map.h"
+
+// The shared library is built with hidden visibility: the ABI is marked.
+#define KILN_C_MAP_EXPORT __attribute__((visibility("default")))
+
+struct kiln_block_map {
+  kiln::map::BlockMap map;
+  std::string json;
+};
+
+namespace {
+
+constexpr std::uint64_t kMaxExactJson = std::uint64_t{1} << 53;
+
+std::string Number(std::uint64_t v) {
+  return v <= kMaxExactJson ? std::to_string(v) : "\"" + std::to_string(v) + "\"";
+}
+
+std::string Tensor(const std::optional<std::uint32_t>& t) {
+  return t ? std::to_string(*t) : "null";
+}
+
+std::string Json(const kiln::map::BlockMap& m) {
+  std::string out = "{\"file_size\": " + Number(m.file_size) + ", \"header\": ";
+  if (m.header_known) {
+    const kiln::HeaderInfo& h = m.header;
+    out += "{\"flags\": " + std::to_string(h.flags) +
+           ", \"tensor_count\": " + std::to_string(h.tensor_count) +
+           ", \"name_bytes\": " + std::to_string(h.name_bytes) +
+           ", \"payload_bytes\": " + Number(h.payload_bytes) +
+           ", \"directory_bytes\": " + Number(h.directory_bytes) +
+           ", \"payload_base\": " + Number(h.payload_base) +
+           ", \"block_length\": " + Number(h.block_length) + "}";
+  } else {
+    out += "null";
+  }
+  out += ", \"regions\": [";
+  bool first = true;
+  for (const kiln::map::Region& r : m.regions) {
+    out += first ? "" : ", ";
+    first = false;
+    out += "{\"kind\": \"" + std::string(kiln::map::RegionKindName(r.kind)) +
+           "\", \"begin\": " + Number(r.begin) + ", \"end\": " + Number(r.end) +
+           ", \"tensor\": " + Tensor(r.tensor) + ", \"label\": \"" +
+           kiln::base::JsonEscape(r.label) + "\"}";
+  }
+  out += "], \"mark\": ";
+  if (m.mark) {
+    out += "{\"offset\": " + Number(m.mark->offset) + ", \"tensor\": " + Tensor(m.mark->tensor) +
+           ", \"field\": \"" + kiln::base::JsonEscape(m.mark->field) + "\", \"verdict\": \"" +
+           kiln::base::JsonEscape(m.mark->verdict) + "\"}";
+  } else {
+    out += "null";
+  }
+  return out + "}";
+}
+
+// The verdict as the C++ Error, or false when it is not one kiln gives.
+bool ToError(const kiln_error& in, kiln::Error* out) {
+  if (in.error_class == KILN_CLASS_ARGUMENT) return false;
+  const std::optional<kiln::Rule> rule =
+      kiln::RuleFromName(std::string_view(in.rule, strnlen(in.rule, sizeof in.rule)));
+  if (!rule) return false;
+  out->rule = *rule;
+  out->error_class = kiln::RuleClass(*rule);
+  out->offset = in.offset;
+  if (in.tensor != KILN_NO_TENSOR) out->tensor = in.tensor;
+  const std::size_t n =
+      in.message_length < KILN_MESSAGE_CAPACITY ? in.message_length : KILN_MESSAGE_CAPACITY - 1;
+  out->message.assign(in.message, strnlen(in.message, n));
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+KILN_C_MAP_EXPORT kiln_status kiln_block_map_new(const uint8_t* prefix, size_t prefix_size,
+                                                 uint64_t file_size, const kiln_error* verdict,
+                                                 kiln_block_map** out) {
+  if (out == nullptr) return KILN_BAD_ARGUMENT;
+  *out = nullptr;
+  if ((prefix == nullptr && prefix_size > 0) || prefix_size > file_size) return KILN_BAD_ARGUMENT;
+  kiln::Error error;
+  const bool rejected = verdict != nullptr && verdict->error_class != KILN_CLASS_NONE;
+  if (rejected && !ToError(*verdict, &error)) return KILN_BAD_ARGUMENT;
+  try {
+    auto* m = new kiln_block_map;
+    m->map = kiln::map::Describe(std::span<const std::uint8_t>(prefix, prefix_size), file_size,
+                                 rejected ? &error : nullptr);
+    m->json = Json(m->map);
+    *out = m;
+    return KILN_OK;
+  } catch (...) {  // std::bad_alloc: nothing else throws here
+    return KILN_NO_MEMORY;
+  }
+}
+
+KILN_C_MAP_EXPORT void kiln_block_map_free(kiln_block_map* map) { delete map; }
+
+KILN_C_MAP_EXPORT uint32_t kiln_block_map_region_count(const kiln_block_map* map) {
+  return map == nullptr ? 0 : static_cast<uint32_t>(map->map.regions.size());
+}
+
+KILN_C_MAP_EXPORT kiln_status kiln_block_map_region(const kiln_block_map* map, uint32_t index,
+                                                    kiln_region* out) {
+  if (map == nullptr || out == nullptr || index >= map->map.regions.size()) {
+    return KILN_BAD_ARGUMENT;
+  }
+  const kiln::map::Region& r = map->map.regions[index];
+  out->kind = static_cast<int32_t>(r.kind);
+  out->tensor = r.tensor.value_or(KILN_NO_TENSOR);
+  out->begin = r.begin;
+  out->end = r.end;
+  out->label = r.label.c_str();
+  out->label_length = r.label.size();
+  return KILN_OK;
+}
+
+KILN_C_MAP_EXPORT kiln_status kiln_block_map_mark(const kiln_block_map* map, kiln_map_mark* out) {
+  if (map == nullptr || out == nullptr) return KILN_BAD_ARGUMENT;
+  *out = kiln_map_mark{};
+  out->tensor = KILN_NO_TENSOR;
+  out->field = "";
+  if (!map->map.mark) return KILN_OK;
+  const kiln::map::Mark& m = *map->map.mark;
+  out->present = 1;
+  out->tensor = m.tensor.value_or(KILN_NO_TENSOR);
+  out->offset = m.offset;
+  out->field = m.field.c_str();
+  out->field_length = m.field.size();
+  return KILN_OK;
+}
+
+KILN_C_MAP_EXPORT const char* kiln_block_map_json(const kiln_block_map* map, size_t* length) {
+  if (map == nullptr) return nullptr;
+  if (length != nullptr) *length = map->json.size();
+  return map->json.c_str();
+}
+
+KILN_C_MAP_EXPORT const char* kiln_region_kind_name(int32_t kind) {
+  if (kind < 0 || kind > static_cast<int32_t>(kiln::map::RegionKind::kUnknown)) return "";
+  return kiln::map::RegionKindName(static_cast<kiln::map::RegionKind>(kind)).data();
+}
+
+}  // extern "C"

@@ -1,0 +1,26 @@
+// The block map (kiln/block_map.h) drawn as a standalone SVG document:
+// `kiln inspect --map FILE > map.svg`.
+#ifndef KILN_CLI_BLOCK_MAP_SVG_H_
+#define KILN_CLI_BLOCK_MAP_SVG_H_
+
+#include <string>
+#include <string_view>
+
+#include "kiln/block_map.h"
+
+namespace kiln::cli {
+
+// `text` with & < > " ' written as XML character references.
+[[nodiscard]] std::string XmlEscape(std::string_view text);
+
+// The map as SVG: one rectangle per region (to scale when every region is
+// at least a pixel wide at that scale, else in scaled sections, each region
+// as wide as the logarithm of its size), a <title> on each naming the region
+// and its byte range, a legend listing every region, and for a rejection the
+// deciding byte marked with its field and the verdict. `title` is the file
+// name, already escaped for a terminal.
+[[nodiscard]] std::string BlockMapSvg(const map::BlockMap& map, std::string_view title);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLI_BLOCK_MAP_SVG_H_

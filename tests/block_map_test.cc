@@ -1,0 +1,218 @@
+// The block map (kiln/block_map.h): regions of valid and rejected blocks,
+// the deciding byte and its field, escaped labels.
+#include "kiln/block_map.h"
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kiln/directory.h"
+#include "support/block_builder.h"
+#include "support/golden.h"
+
+namespace kiln::testing {
+namespace {
+
+using map::BlockMap;
+using map::Region;
+using map::RegionKind;
+
+// Regions follow each other from byte 0 with no hole and no overlap.
+void ExpectContiguous(const BlockMap& m) {
+  ASSERT_FALSE(m.regions.empty());
+  EXPECT_EQ(m.regions.front().begin, 0u);
+  for (std::size_t i = 1; i < m.regions.size(); ++i) {
+    EXPECT_EQ(m.regions[i].begin, m.regions[i - 1].end) << "region " << i;
+    EXPECT_LT(m.regions[i].begin, m.regions[i].end) << "region " << i;
+  }
+}
+
+std::vector<RegionKind> Kinds(const BlockMap& m) {
+  std::vector<RegionKind> k;
+  for (const Region& r : m.regions) k.push_back(r.kind);
+  return k;
+}
+
+// An f32 vector of `n` elements named `name` (empty: unnamed).
+TensorSpec Vec(std::uint64_t n, std::string name,
+               std::optional<std::uint64_t> byte_offset = std::nullopt) {
+  TensorSpec t;
+  t.shape = {n};
+  t.name = std::move(name);
+  t.byte_offset = byte_offset;
+  return t;
+}
+
+BlockMap MapOf(const Buffer& b) {
+  const Result<Directory> r = Parse(b);
+  if (r.ok()) return map::Describe(r.value(), b.size());
+  return map::Describe(b, b.size(), &r.error());
+}
+
+TEST(BlockMap, ValidBlockHasEveryRegionInOrder) {
+  BlockSpec spec;
+  spec.tensors.push_back(Vec(2, "a"));
+  spec.tensors.push_back(Vec(3, "b", 128));
+  const Buffer b = Build(spec);
+  const BlockMap m = MapOf(b);
+  EXPECT_FALSE(m.mark);
+  ExpectContiguous(m);
+  EXPECT_EQ(Kinds(m), (std::vector<RegionKind>{RegionKind::kHeader, RegionKind::kDescriptor,
+                                               RegionKind::kDescriptor, RegionKind::kNameHeap,
+                                               RegionKind::kPadding, RegionKind::kPayload,
+                                               RegionKind::kGap, RegionKind::kPayload}));
+  EXPECT_EQ(m.regions[1].label, "descriptor 0 \"a\"");
+  EXPECT_EQ(m.regions[5].label, "payload of tensor 0 \"a\"");
+  EXPECT_EQ(m.regions[5].tensor, 0u);
+  EXPECT_EQ(m.regions[7].begin, PayloadBase(b) + 128);
+  EXPECT_EQ(m.regions.back().end, b.size());
+}
+
+TEST(BlockMap, NamesAreEscapedAsValidateEscapesThem) {
+  BlockSpec spec;
+  spec.tensors.push_back(Vec(2, "<script>\xE2\x80\xAEgpj.exe\x1b"));
+  const BlockMap m = MapOf(Build(spec));
+  ASSERT_GE(m.regions.size(), 2u);
+  EXPECT_EQ(m.regions[1].label, "descriptor 0 \"<script>\\u{202e}gpj.exe\\x1b\"");
+  for (const Region& r : m.regions) {
+    EXPECT_EQ(r.label.find("\xE2\x80\xAE"), std::string::npos);
+    EXPECT_EQ(r.label.find('\x1b'), std::string::npos);
+  }
+}
+
+struct RejectedCase {
+  std::string name;
+  Buffer bytes;
+  std::string rule;
+  std::string field;  // the mark's field
+  RegionKind kind_at_mark;
+};
+
+std::vector<RejectedCase> RejectedCases() {
+  std::vector<RejectedCase> cases;
+  BlockSpec spec;
+  spec.tensors.push_back(Vec(2, "w"));
+  spec.tensors.push_back(Vec(2, "x"));
+  const Buffer good = Build(spec);
+  {
+    Buffer b = good;
+    b[0] = 'X';
+    cases.push_back({"H1_magic", b, "H1", "header, magic (bytes 0..3)", RegionKind::kHeader});
+  }
+  {
+    Buffer b = good;
+    Put(b, Desc(1, kLength), 12, 8);
+    cases.push_back({"D7_byte_length_of_tensor_1", b, "D7",
+                     "descriptor 1, byte_length (bytes 40..47)", RegionKind::kDescriptor});
+  }
+  {
+    Buffer b = good;
+    Put(b, Desc(0, kShape + 8), 5, 8);
+    cases.push_back({"D4_shape_slot", b, "D4", "descriptor 0, shape[1] (bytes 56..63)",
+                     RegionKind::kDescriptor});
+  }
+  {
+    Buffer b = good;
+    b.resize(b.size() - 3);
+    cases.push_back({"H8_truncated", b, "H8",
+                     "payload region, byte " + std::to_string(b.size() - PayloadBase(good)) +
+                         "; the file ends at byte " + std::to_string(b.size()),
+                     RegionKind::kMissing});
+  }
+  {
+    Buffer b = good;
+    b.push_back(0);
+    cases.push_back({"H8_trailing", b, "H8",
+                     "byte " + std::to_string(good.size()) + ", after block_length " +
+                         std::to_string(good.size()),
+                     RegionKind::kTrailing});
+  }
+  {
+    Buffer b = good;
+    b[PayloadBase(good) + 20] = 1;  // between tensor 0 (8 bytes) and tensor 1 at 64
+    cases.push_back(
+        {"P2_gap_byte", b, "P2", "payload region, byte 20 (gap (no tensor))", RegionKind::kGap});
+  }
+  return cases;
+}
+
+void PrintTo(const RejectedCase& c, std::ostream* os) { *os << c.name; }
+
+class Rejected : public ::testing::TestWithParam<RejectedCase> {};
+
+TEST_P(Rejected, MarksTheDecidingByteAndItsField) {
+  const RejectedCase& c = GetParam();
+  const Result<Directory> r = Parse(c.bytes);
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(RuleName(r.error().rule), c.rule);
+  const BlockMap m = map::Describe(c.bytes, c.bytes.size(), &r.error());
+  ExpectContiguous(m);
+  ASSERT_TRUE(m.mark);
+  EXPECT_EQ(m.mark->offset, r.error().offset);
+  EXPECT_EQ(m.mark->tensor, r.error().tensor);
+  EXPECT_EQ(m.mark->field, c.field);
+  EXPECT_EQ(m.mark->verdict, r.error().ToString());
+  bool found = false;
+  for (const Region& reg : m.regions) {
+    if (reg.begin <= m.mark->offset && m.mark->offset < reg.end) {
+      EXPECT_EQ(reg.kind, c.kind_at_mark) << reg.label;
+      found = true;
+    }
+  }
+  // A truncation's byte is where the missing bytes start: a missing region.
+  EXPECT_TRUE(found);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Rejected, ::testing::ValuesIn(RejectedCases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(BlockMap, ManyTensorsAreSummarised) {
+  BlockSpec spec;
+  for (std::uint32_t i = 0; i < map::kMaxItemRegions + 5; ++i) {
+    spec.tensors.push_back(Vec(0, "t" + std::to_string(i)));
+  }
+  const Buffer b = Build(spec);
+  const BlockMap m = MapOf(b);
+  ExpectContiguous(m);
+  EXPECT_LT(m.regions.size(), std::size_t{map::kMaxItemRegions} + 10);
+}
+
+TEST(BlockMap, AHeaderClaimingHugeSizesCostsNothing) {
+  BlockSpec spec;
+  spec.tensors.push_back(Vec(2, ""));
+  Buffer b = Build(spec);
+  Put(b, 16, 0xFFFFFFFFFFFF0000ull, 8);  // payload_bytes near 2^64
+  const Result<Directory> r = Parse(b);
+  ASSERT_FALSE(r.ok());
+  const BlockMap m = map::Describe(b, b.size(), &r.error());
+  ExpectContiguous(m);
+  EXPECT_LE(m.regions.size(), 8u);
+  EXPECT_EQ(m.regions.back().kind, RegionKind::kMissing);
+}
+
+// Every golden case: the map covers the file from byte 0, and a rejection
+// marks the manifest's offset and tensor.
+class Golden : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(Golden, MapMarksTheManifestOffset) {
+  const GoldenCase& c = GetParam();
+  const Buffer b = ReadFile(c.path);
+  const BlockMap m = MapOf(b);
+  if (!b.empty()) ExpectContiguous(m);
+  if (c.valid()) {
+    EXPECT_FALSE(m.mark);
+    return;
+  }
+  ASSERT_TRUE(m.mark);
+  EXPECT_EQ(m.mark->offset, c.offset);
+  EXPECT_EQ(m.mark->tensor, c.tensor);
+  EXPECT_FALSE(m.mark->field.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Golden, ::testing::ValuesIn(LoadManifest()),
+                         [](const auto& info) { return TestName(info.param); });
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,71 @@
+// Small Kiln v2 blocks for the browser test, written byte by byte from the
+// layout in docs/spec.md (section 2); the test checks each with `kiln
+// validate` before the page sees it.
+import { openSync, writeSync, ftruncateSync, closeSync } from 'node:fs';
+
+const F32 = 1;
+const U8 = 2;
+
+function align64(n) {
+  return Math.ceil(n / 64) * 64;
+}
+
+// The header and directory region of a block of one tensor of `dtype`
+// with shape [count] and byte_length `length`, named `name` (bytes).
+// Returns {head, payloadBase, blockLength}; the payload is not included.
+function oneTensor(name, dtype, count, length) {
+  const nameBytes = Buffer.from(name, 'utf8');
+  const directoryBytes = 128 + nameBytes.length;
+  const payloadBase = align64(64 + directoryBytes);
+  const head = Buffer.alloc(payloadBase);
+  head.write('KLNT', 0, 'latin1');
+  head[4] = 2;
+  head[5] = nameBytes.length > 0 ? 0x03 : 0x02;
+  head.writeUInt32LE(1, 8);
+  head.writeUInt32LE(nameBytes.length, 12);
+  head.writeBigUInt64LE(BigInt(length), 16);
+  head.writeBigUInt64LE(BigInt(directoryBytes), 24);
+  const d = 64;
+  head.writeUInt16LE(dtype, d + 0);
+  head[d + 2] = 1;
+  head.writeUInt16LE(nameBytes.length > 0 ? 0 : 0xffff, d + 4);
+  head.writeUInt16LE(nameBytes.length, d + 6);
+  head.writeUInt16LE(0xffff, d + 8);
+  head.writeUInt16LE(0xffff, d + 18);
+  head.writeUInt32LE(0xffffffff, d + 24);
+  head.writeUInt32LE(0xffffffff, d + 28);
+  head.writeBigUInt64LE(0n, d + 32);
+  head.writeBigUInt64LE(BigInt(length), d + 40);
+  head.writeBigUInt64LE(BigInt(count), d + 48);
+  nameBytes.copy(head, 64 + 128);
+  return { head, payloadBase, blockLength: payloadBase + length };
+}
+
+// A valid block: one f32 vector of 4 elements named `name`.
+export function namedBlock(name) {
+  const { head } = oneTensor(name, F32, 4, 16);
+  return Buffer.concat([head, Buffer.alloc(16, 0x3f)]);
+}
+
+// A valid block of exactly `total` bytes: one u8 tensor over the whole
+// payload region, written sparse (the header, then a hole to the end).
+export function writeSparseBlock(path, total) {
+  const probe = oneTensor('big', U8, 1, 1);
+  const length = total - probe.payloadBase;
+  const { head } = oneTensor('big', U8, length, length);
+  const fd = openSync(path, 'w');
+  try {
+    writeSync(fd, head);
+    ftruncateSync(fd, total);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// A small safetensors file: one F32 tensor of 2 elements.
+export function safetensorsFile() {
+  const json = Buffer.from(JSON.stringify({ w: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  return Buffer.concat([len, json, Buffer.alloc(8)]);
+}

@@ -1,0 +1,197 @@
+// The page: files in, one card per file, validation in a Web Worker. Every
+// text reaches the page through textContent or a text node, never as markup.
+import { drawMap, FILL } from './draw-map.js';
+
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+const cards = new Map();
+let nextId = 1;
+
+const FOREIGN = {
+  safetensors: 'this is a safetensors file: convert it with `kiln convert FILE OUT.klnt`',
+  gguf: 'this is a GGUF file: convert it with `kiln convert FILE OUT.klnt`',
+  npy: 'this is a NumPy .npy file: pack it into a block with `kiln pack OUT.klnt NAME=FILE.npy`',
+  npz: 'this is a NumPy .npz archive: extract its .npy files and pack them with `kiln pack`',
+};
+
+function h(tag, props = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'text') e.textContent = v;
+    else if (k === 'class') e.className = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c);
+  return e;
+}
+
+function addFiles(files) {
+  const results = document.getElementById('results');
+  for (const file of files) {
+    const id = nextId++;
+    const progress = h('progress', { max: '1', value: '0' });
+    const state = h('p', { class: 'status', text: `${file.size} bytes: waiting` });
+    const title = h('h2', { text: 'file' });
+    const card = h('article', { class: 'card', 'data-state': 'checking' }, title, progress, state);
+    results.append(card);
+    cards.set(id, { card, title, progress, state, size: file.size });
+    worker.postMessage({ id, file });
+  }
+  document.getElementById('status').textContent = `${cards.size} file(s) given`;
+}
+
+// `kiln validate`'s line for a verdict (Error::ToString).
+function verdictLine(name, error) {
+  if (error === null) return `${name}: ok`;
+  const tensor = error.tensor === null ? '' : ` (tensor ${error.tensor})`;
+  return `${name}: ${error.class} ${error.rule} at byte ${error.offset}${tensor}: ${error.message}`;
+}
+
+function quantText(q) {
+  if (q === null) return '-';
+  let out = q.scheme === 'per-axis' ? `axis ${q.axis}` : `axis ${q.axis} group ${q.groupSize}`;
+  if (q.scaleIndex !== null) out += ` scale #${q.scaleIndex}`;
+  if (q.outerIndex !== null) out += ` outer #${q.outerIndex}`;
+  return out;
+}
+
+const COLUMNS = [
+  ['index', (t) => t.index, (t) => t.index],
+  ['name', (t) => t.name || '-', (t) => t.name],
+  ['dtype', (t) => t.dtype, (t) => t.dtype],
+  ['shape', (t) => `[${t.shape.join(', ')}]`, (t) => t.shape.reduce((a, b) => a * b, 1n)],
+  ['offset', (t) => String(t.offset), (t) => t.offset],
+  ['length', (t) => String(t.length), (t) => t.length],
+  ['quant', (t) => quantText(t.quantisation), (t) => quantText(t.quantisation)],
+  ['layout', (t) => t.layout ?? '-', (t) => t.layout ?? ''],
+];
+
+function compare(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function tensorTable(tensors) {
+  const table = h('table', { class: 'tensors' });
+  const headRow = h('tr');
+  const body = h('tbody');
+  let sortColumn = 0;
+  let ascending = true;
+  const fill = () => {
+    const key = COLUMNS[sortColumn][2];
+    const rows = [...tensors].sort((a, b) => (ascending ? 1 : -1) * compare(key(a), key(b)) || a.index - b.index);
+    body.replaceChildren(...rows.map((t) => h('tr', {}, ...COLUMNS.map(([name, show]) =>
+      h('td', { class: name === 'name' ? 'name' : name === 'dtype' ? '' : 'num', text: show(t) })))));
+    [...headRow.children].forEach((th, i) => {
+      if (i === sortColumn) th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+      else th.removeAttribute('aria-sort');
+    });
+  };
+  COLUMNS.forEach(([name], i) => {
+    const th = h('th', { text: name, scope: 'col', tabindex: '0' });
+    const sort = () => {
+      ascending = sortColumn === i ? !ascending : true;
+      sortColumn = i;
+      fill();
+    };
+    th.addEventListener('click', sort);
+    th.addEventListener('keydown', (e) => { if (e.key === 'Enter') sort(); });
+    headRow.append(th);
+  });
+  table.append(h('thead', {}, headRow), body);
+  fill();
+  return table;
+}
+
+function headerFields(header) {
+  const dl = h('dl', { class: 'fields' });
+  const rows = [
+    ['flags', `0x${header.flags.toString(16).padStart(2, '0')}`],
+    ['tensor_count', header.tensorCount],
+    ['name_bytes', header.nameBytes],
+    ['directory_bytes', header.directoryBytes],
+    ['payload_base', header.payloadBase],
+    ['payload_bytes', header.payloadBytes],
+    ['block_length', header.blockLength],
+  ];
+  for (const [k, v] of rows) dl.append(h('dt', { text: k }), h('dd', { text: String(v) }));
+  return dl;
+}
+
+function mapSection(map) {
+  const hover = h('p', { class: 'hover', text: 'hover a region to name it' });
+  const { svg, caption } = drawMap(map, hover);
+  const section = h('section', { class: 'map-section' }, h('h3', { text: 'Block map' }),
+    h('p', { class: 'status', text: caption }), h('div', { class: 'map' }, svg), hover);
+  if (map.mark) {
+    section.append(h('p', { class: 'mark-text', text: `deciding byte ${map.mark.offset}: ${map.mark.field}` }));
+  }
+  const kinds = [...new Set(map.regions.map((r) => r.kind))];
+  const legend = h('p', { class: 'legend' });
+  for (const k of kinds) {
+    const swatch = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+    swatch.setAttribute('width', '12');
+    swatch.setAttribute('height', '12');
+    const r = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
+    for (const [a, v] of Object.entries({ width: 12, height: 12, fill: FILL[k] ?? '#999999', stroke: '#333333' })) r.setAttribute(a, String(v));
+    swatch.append(r);
+    legend.append(h('span', {}, swatch, document.createTextNode(` ${k}`)));
+  }
+  section.append(legend);
+  return section;
+}
+
+worker.onmessage = (event) => {
+  const msg = event.data;
+  const c = cards.get(msg.id);
+  if (!c) return;
+  if (msg.type === 'start') {
+    c.name = msg.name;
+    c.title.textContent = msg.name;
+  } else if (msg.type === 'progress') {
+    c.progress.value = msg.total === 0 ? 1 : msg.done / msg.total;
+    c.state.textContent = `${msg.done} of ${msg.total} bytes checked`;
+  } else if (msg.type === 'foreign') {
+    c.card.dataset.state = 'foreign';
+    c.card.dataset.format = msg.format;
+    c.progress.remove();
+    c.state.remove();
+    c.card.append(h('p', { class: 'verdict foreign', text: FOREIGN[msg.format] ?? `this is a ${msg.format} file` }));
+  } else if (msg.type === 'failed') {
+    c.card.dataset.state = 'failed';
+    c.state.textContent = `could not be checked: ${msg.message}`;
+  } else if (msg.type === 'result') {
+    c.card.dataset.state = msg.ok ? 'ok' : 'rejected';
+    c.card.dataset.seconds = String(msg.seconds);
+    c.state.textContent = `${c.size} bytes checked in ${msg.seconds.toFixed(2)} s`;
+    c.card.append(h('p', { class: `verdict ${msg.ok ? 'ok' : 'bad'}`, text: verdictLine(c.name, msg.error) }));
+    if (!msg.ok) {
+      c.card.dataset.rule = msg.error.rule;
+      c.card.dataset.offset = String(msg.error.offset);
+      const link = h('a', { href: `lib/rules.html#${msg.error.rule}`, class: 'rule-link', text: `rule ${msg.error.rule}` });
+      c.card.append(h('p', {}, link, document.createTextNode(`: ${msg.summary ?? ''}`)));
+    }
+    if (msg.header) c.card.append(headerFields(msg.header));
+    if (msg.ok && msg.tensors.length > 0) c.card.append(tensorTable(msg.tensors));
+    c.card.append(mapSection(msg.map));
+  }
+};
+worker.onerror = (e) => {
+  document.getElementById('status').textContent = `the checker stopped: ${e.message ?? 'unknown error'}`;
+};
+
+const input = document.getElementById('files');
+input.addEventListener('change', () => {
+  addFiles([...input.files]);
+  input.value = '';
+});
+const drop = document.getElementById('drop');
+drop.addEventListener('dragover', (e) => {
+  e.preventDefault();
+  drop.classList.add('over');
+});
+drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+drop.addEventListener('drop', (e) => {
+  e.preventDefault();
+  drop.classList.remove('over');
+  addFiles([...e.dataTransfer.files]);
+});
+document.body.dataset.ready = 'true';

@@ -1,0 +1,131 @@
+// Validates one file at a time, off the page's thread: the file is read with
+// file.stream() chunk by chunk and fed to kiln's streaming validator (the
+// WebAssembly module keeps the header and the directory region, never a
+// payload byte), so a file of many GB is checked in bounded memory. Then
+// the block map is described from the file's first bytes and the verdict.
+//
+// Messages in:  {id, file}
+// Messages out: {id, type: 'start', name} (escaped)
+//               {id, type: 'progress', done, total}
+//               {id, type: 'foreign', format}
+//               {id, type: 'result', result, map, seconds}
+//               {id, type: 'failed', message}
+import { load } from './lib/kiln/index.mjs';
+import { loadBlockMap } from './lib/kiln/src/map.js';
+
+const PROGRESS_EVERY_MS = 100;
+// The map reads at most this many first bytes (the directory region of a
+// block up to it: names and payload ranges; a bigger directory is drawn
+// from its header alone).
+const MAP_PREFIX_LIMIT = 64 * 1024 * 1024;
+
+const ready = Promise.all([load(), loadBlockMap()]);
+
+// Reads a byte stream into one buffer, reused for every chunk (a BYOB
+// reader): a multi-GB file leaves no trail of chunks for the garbage
+// collector, so memory stays flat. Streams without BYOB are read as they
+// come. read() gives the next chunk, or null at the end.
+const CHUNK_BYTES = 1024 * 1024;
+function chunkReader(stream) {
+  try {
+    const reader = stream.getReader({ mode: 'byob' });
+    let buffer = new ArrayBuffer(CHUNK_BYTES);
+    return {
+      reader,
+      read: async () => {
+        const { value, done } = await reader.read(new Uint8Array(buffer, 0, CHUNK_BYTES));
+        if (done) return null;
+        buffer = value.buffer;
+        return value;
+      },
+    };
+  } catch {
+    const reader = stream.getReader();
+    return {
+      reader,
+      read: async () => {
+        const { value, done } = await reader.read();
+        return done ? null : value;
+      },
+    };
+  }
+}
+
+async function firstBytes(file, n) {
+  const end = Math.min(file.size, n);
+  return new Uint8Array(await file.slice(0, end).arrayBuffer());
+}
+
+// Bigints do not survive structured clone as JSON would need; they do as
+// bigints, so results are posted as they are.
+async function check(id, file) {
+  const [kiln, mapper] = await ready;
+  postMessage({ id, type: 'start', name: kiln.escape(file.name) });
+  const head = await firstBytes(file, 512);
+  const format = kiln.detectFormat(head);
+  if (format !== 'kiln' && format !== 'unknown') {
+    postMessage({ id, type: 'foreign', format });
+    return;
+  }
+  const started = performance.now();
+  const v = kiln.createStreamValidator();
+  let result;
+  try {
+    const { reader, read } = chunkReader(file.stream());
+    let done = 0;
+    let last = 0;
+    let status = 'need-more';
+    try {
+      while (status === 'need-more') {
+        const value = await read();
+        if (value === null) break;
+        status = v.feed(value);
+        done += value.length;
+        const now = performance.now();
+        if (now - last >= PROGRESS_EVERY_MS) {
+          last = now;
+          postMessage({ id, type: 'progress', done, total: file.size });
+        }
+      }
+    } finally {
+      if (status !== 'need-more') await reader.cancel().catch(() => {});
+    }
+    result = v.finish();
+  } finally {
+    v.free();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  postMessage({ id, type: 'progress', done: file.size, total: file.size });
+  // The map: the directory region (payload_base bytes) when it is small
+  // enough, else the header alone.
+  const header = result.header ?? null;
+  let prefixLength = 64;
+  if (header && header.payloadBase <= BigInt(MAP_PREFIX_LIMIT)) prefixLength = Number(header.payloadBase);
+  const prefix = await firstBytes(file, Math.max(prefixLength, 64));
+  const map = mapper.describe(prefix, file.size, result.ok ? null : result.error);
+  // Names and layouts as `kiln validate` prints them (escaped here, where
+  // the module is): the page never shows a raw name.
+  const tensors = (result.tensors ?? []).map((t) => ({
+    index: t.index,
+    name: t.nameBytes.length === 0 ? '' : kiln.escape(t.nameBytes),
+    dtype: t.dtypeName,
+    shape: t.shape,
+    offset: t.offset,
+    length: t.length,
+    quantisation: t.quantisation,
+    layout: t.layout === null ? null : `${kiln.escape(t.layout)}/${t.blockSize}`,
+  }));
+  const summary = result.ok ? null : kiln.ruleSummary(result.error.rule);
+  postMessage({
+    id, type: 'result', ok: result.ok, error: result.ok ? null : result.error, summary,
+    header, tensors, map, seconds,
+  });
+}
+
+// One file at a time, in the order they were given.
+let queue = Promise.resolve();
+onmessage = (event) => {
+  const { id, file } = event.data;
+  queue = queue.then(() => check(id, file)).catch((e) =>
+    postMessage({ id, type: 'failed', message: String(e?.message ?? e) }));
+};

@@ -76,7 +76,11 @@ async function check(id, file) {
     let last = 0;
     let status = 'need-more';
     try {
-      while (status === 'need-more') {
+      // Whole mode: a 'complete' block is read on, since a byte after
+      // block_length is FRAME H8 (kiln validate's verdict). A block that ends
+      // on a chunk boundary is complete before its trailing bytes are read:
+      // the next read gives them (rejected) or the end of the file.
+      while (status !== 'rejected') {
         const value = await read();
         if (value === null) break;
         status = v.feed(value);
@@ -88,7 +92,7 @@ async function check(id, file) {
         }
       }
     } finally {
-      if (status !== 'need-more') await reader.cancel().catch(() => {});
+      if (status === 'rejected') await reader.cancel().catch(() => {});
     }
     result = v.finish();
   } finally {

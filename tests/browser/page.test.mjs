@@ -10,7 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync, existsSync, readdirSync, copyFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync, existsSync, readdirSync, copyFileSync } from 'node:fs';
 import { join, resolve, extname, sep } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
@@ -213,6 +213,36 @@ test('several files at once, each with its verdict', async () => {
   assert.deepEqual(cards.map((c) => c.state), ['ok', 'rejected']);
   assert.equal(cards[1].mark, '0');
   await shot('two-files');
+});
+
+// A valid block of exactly 64 KiB / 1 MiB (a read-chunk boundary) and one
+// byte more: the stream is complete at the boundary, and the byte after it
+// is still read, so the verdict is kiln validate's FRAME H8 at block_length.
+test('trailing bytes after a block that ends on a read-chunk boundary: FRAME H8, as kiln validate', async () => {
+  await fresh();
+  const files = [];
+  for (const [total, tail] of [[65536, 'X'], [1024 * 1024, '\0']]) {
+    const path = join(work, `trailing-${total}.klnt`);
+    writeSparseBlock(path, total);
+    appendFileSync(path, tail);
+    files.push(path);
+  }
+  const cards = await check(files);
+  files.forEach((file, i) => {
+    const name = file.slice(work.length + 1);
+    const cli = spawnSync(kiln, ['validate', file], { encoding: 'utf8' });
+    assert.equal(cli.status, 1, cli.stdout + cli.stderr);
+    assert.equal(cards[i].state, 'rejected', cards[i].verdict);
+    // The verdict of kiln validate FILE (class, rule, byte); the page's
+    // validator reads a stream, so its message is that of kiln validate
+    // reading the same bytes from standard input.
+    const [, verdict] = / (FRAME H8 at byte \d+): /.exec(cli.stdout);
+    assert.ok(cards[i].verdict.startsWith(`${name}: ${verdict}: `), cards[i].verdict);
+    const streamed = spawnSync(kiln, ['validate', '-'], { encoding: 'utf8', input: readFileSync(file) });
+    assert.equal(cards[i].verdict, streamed.stdout.trim().replace(/^-: /, `${name}: `));
+    assert.equal(cards[i].rule, 'H8');
+  });
+  assert.deepEqual(cards.map((c) => c.offset), ['65536', '1048576']);
 });
 
 test('a 1 GiB block is validated in the page with the renderer under 128 MiB', async () => {

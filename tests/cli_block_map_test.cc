@@ -95,5 +95,26 @@ TEST(CliBlockMap, HostileNameIsEscaped) {
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
 }
 
+// XML 1.0 forbids U+FFFE, U+FFFF (well-formed UTF-8, a valid name): through a
+// tensor name and through the file name in <title>, the SVG still parses.
+TEST(CliBlockMap, CharactersXmlForbidsAreEscaped) {
+  ScratchDir dir;
+  BlockSpec spec;
+  TensorSpec t;
+  t.name = "a\xEF\xBF\xBE\xEF\xBF\xBFz";
+  spec.tensors.push_back(t);
+  const Buffer b = Build(spec);
+  const std::string path = dir / "x\xEF\xBF\xBF.klnt";
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  const Outcome r = RunKiln("inspect --map " + Quote(path), "2>/dev/null");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(WellFormed(r.out, dir)) << r.out;
+  EXPECT_EQ(r.out.find("\xEF\xBF\xBE"), std::string::npos);
+  EXPECT_EQ(r.out.find("\xEF\xBF\xBF"), std::string::npos);
+  EXPECT_NE(r.out.find("a\\u{fffe}\\u{ffff}z"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("x\\u{ffff}.klnt"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace kiln::testing

@@ -26,9 +26,17 @@ const ready = Promise.all([load(), loadBlockMap()]);
 // collector, so memory stays flat. Streams without BYOB are read as they
 // come. read() gives the next chunk, or null at the end.
 const CHUNK_BYTES = 1024 * 1024;
+//
+// The stream, its reader and the read in flight are kept in `reading`, a
+// module variable: a pending read of a Blob's stream is otherwise held only
+// by the stream and its reader, which the garbage collector may take while
+// the read waits, leaving the read unsettled for good (one file of a big
+// drop "waiting", every file after it never started).
+let reading = null;
 function chunkReader(stream) {
   try {
     const reader = stream.getReader({ mode: 'byob' });
+    reading = { stream, reader };
     let buffer = new ArrayBuffer(CHUNK_BYTES);
     return {
       reader,
@@ -41,6 +49,7 @@ function chunkReader(stream) {
     };
   } catch {
     const reader = stream.getReader();
+    reading = { stream, reader };
     return {
       reader,
       read: async () => {
@@ -93,6 +102,7 @@ async function check(id, file) {
       }
     } finally {
       if (status === 'rejected') await reader.cancel().catch(() => {});
+      reading = null;
     }
     result = v.finish();
   } finally {

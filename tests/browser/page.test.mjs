@@ -293,6 +293,31 @@ test('a 1 GiB block is validated in the page with the renderer under 128 MiB', a
   rmSync(path);
 });
 
+// Every golden case in one selection: each gets its verdict, the one of
+// kiln validate (no file left waiting, none left out).
+test('every golden case at once: each file gets its verdict', async () => {
+  const dir = join(root, 'golden/cases');
+  const names = readdirSync(dir).filter((n) => n.endsWith('.klnt')).sort();
+  for (let round = 0; round < 3; round++) {
+    await fresh();
+    await page.setInputFiles('#files', names.map((n) => join(dir, n)));
+    await page.waitForFunction((n) => {
+      const cards = document.querySelectorAll('article.card');
+      return cards.length === n && [...cards].every((c) => c.dataset.state !== 'checking');
+    }, names.length, { timeout: 60_000 });
+    const cards = await page.$$eval('article.card', (cs) => cs.map((c) => ({
+      state: c.dataset.state, verdict: c.querySelector('.verdict')?.textContent ?? null })));
+    assert.equal(cards.length, names.length);
+    cards.forEach((c, i) => {
+      const cli = spawnSync(kiln, ['validate', join(dir, names[i])], { encoding: 'utf8' });
+      // A foreign file (a GGUF one among the cases) is named instead.
+      if (c.state === 'foreign') assert.equal(cli.status, 1, names[i]);
+      else assert.equal(c.state, cli.status === 0 ? 'ok' : 'rejected', `${names[i]}: ${c.verdict}`);
+      if (c.state !== 'foreign') assert.ok(c.verdict.startsWith(`${names[i]}: `), c.verdict);
+    });
+  }
+});
+
 test('no CSP violation, page error or outside request', () => {
   const bad = consoleLines.filter((l) => /Refused|Content Security Policy|pageerror|^request:|^error:/i.test(l));
   assert.deepEqual(bad, []);

@@ -27,6 +27,12 @@ bool WellFormed(const std::string& svg, const ScratchDir& dir) {
   return std::system(cmd.c_str()) == 0;
 }
 
+void WriteBlock(const BlockSpec& spec, const std::string& path) {
+  const Buffer b = Build(spec);
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
 TEST(CliBlockMap, ValidBlockIsAnSvgWithoutMark) {
   ScratchDir dir;
   const Outcome r = RunKiln("inspect --map " + Quote(kGolden + "kiln-v2-f32.klnt"), "2>/dev/null");
@@ -80,10 +86,8 @@ TEST(CliBlockMap, HostileNameIsEscaped) {
       "<img src=x onerror=alert(1)>\xE2\x80\xAE"
       "gpj.exe\x1b[2J";
   spec.tensors.push_back(t);
-  const Buffer b = Build(spec);
   const std::string path = dir / "hostile.klnt";
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  WriteBlock(spec, path);
   const Outcome r = RunKiln("inspect --map " + Quote(path), "2>/dev/null");
   EXPECT_EQ(r.status, 0);
   EXPECT_TRUE(WellFormed(r.out, dir)) << r.out;
@@ -103,10 +107,8 @@ TEST(CliBlockMap, CharactersXmlForbidsAreEscaped) {
   TensorSpec t;
   t.name = "a\xEF\xBF\xBE\xEF\xBF\xBFz";
   spec.tensors.push_back(t);
-  const Buffer b = Build(spec);
   const std::string path = dir / "x\xEF\xBF\xBF.klnt";
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  WriteBlock(spec, path);
   const Outcome r = RunKiln("inspect --map " + Quote(path), "2>/dev/null");
   EXPECT_EQ(r.status, 0);
   EXPECT_TRUE(WellFormed(r.out, dir)) << r.out;

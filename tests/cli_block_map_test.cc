@@ -27,6 +27,12 @@ bool WellFormed(const std::string& svg, const ScratchDir& dir) {
   return std::system(cmd.c_str()) == 0;
 }
 
+void WriteBlock(const BlockSpec& spec, const std::string& path) {
+  const Buffer b = Build(spec);
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
 TEST(CliBlockMap, ValidBlockIsAnSvgWithoutMark) {
   ScratchDir dir;
   const Outcome r = RunKiln("inspect --map " + Quote(kGolden + "kiln-v2-f32.klnt"), "2>/dev/null");
@@ -80,10 +86,8 @@ TEST(CliBlockMap, HostileNameIsEscaped) {
       "<img src=x onerror=alert(1)>\xE2\x80\xAE"
       "gpj.exe\x1b[2J";
   spec.tensors.push_back(t);
-  const Buffer b = Build(spec);
   const std::string path = dir / "hostile.klnt";
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  WriteBlock(spec, path);
   const Outcome r = RunKiln("inspect --map " + Quote(path), "2>/dev/null");
   EXPECT_EQ(r.status, 0);
   EXPECT_TRUE(WellFormed(r.out, dir)) << r.out;
@@ -93,6 +97,25 @@ TEST(CliBlockMap, HostileNameIsEscaped) {
       << r.out;
   EXPECT_EQ(r.out.find("\xE2\x80\xAE"), std::string::npos);
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+}
+
+// XML 1.0 forbids U+FFFE, U+FFFF (well-formed UTF-8, a valid name): through a
+// tensor name and through the file name in <title>, the SVG still parses.
+TEST(CliBlockMap, CharactersXmlForbidsAreEscaped) {
+  ScratchDir dir;
+  BlockSpec spec;
+  TensorSpec t;
+  t.name = "a\xEF\xBF\xBE\xEF\xBF\xBFz";
+  spec.tensors.push_back(t);
+  const std::string path = dir / "x\xEF\xBF\xBF.klnt";
+  WriteBlock(spec, path);
+  const Outcome r = RunKiln("inspect --map " + Quote(path), "2>/dev/null");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(WellFormed(r.out, dir)) << r.out;
+  EXPECT_EQ(r.out.find("\xEF\xBF\xBE"), std::string::npos);
+  EXPECT_EQ(r.out.find("\xEF\xBF\xBF"), std::string::npos);
+  EXPECT_NE(r.out.find("a\\u{fffe}\\u{ffff}z"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("x\\u{ffff}.klnt"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -69,22 +69,49 @@ function compare(a, b) {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+// The table shows at most ROWS_STEP rows at first and ROWS_STEP more per
+// "show more": a block of 100,000 tensors never becomes 100,000 DOM rows at
+// once. Sorting sorts the tensors (each column's keys computed once), then
+// draws the rows shown.
+const ROWS_STEP = 500;
+
 function tensorTable(tensors) {
   const table = h('table', { class: 'tensors' });
   const headRow = h('tr');
   const body = h('tbody');
+  const count = h('p', { class: 'status table-count' });
+  const more = h('button', { type: 'button', class: 'show-more', text: `show ${ROWS_STEP} more` });
+  const keys = new Map();
+  let order = tensors;
+  let shown = Math.min(ROWS_STEP, tensors.length);
   let sortColumn = 0;
   let ascending = true;
+  const row = (t) => h('tr', {}, ...COLUMNS.map(([name, show]) =>
+    h('td', { class: name === 'name' ? 'name' : name === 'dtype' ? '' : 'num', text: show(t) })));
+  const showCount = () => {
+    count.textContent = `${shown} of ${tensors.length} tensors shown`;
+    more.hidden = shown >= tensors.length;
+  };
   const fill = () => {
-    const key = COLUMNS[sortColumn][2];
-    const rows = [...tensors].sort((a, b) => (ascending ? 1 : -1) * compare(key(a), key(b)) || a.index - b.index);
-    body.replaceChildren(...rows.map((t) => h('tr', {}, ...COLUMNS.map(([name, show]) =>
-      h('td', { class: name === 'name' ? 'name' : name === 'dtype' ? '' : 'num', text: show(t) })))));
+    if (!keys.has(sortColumn)) keys.set(sortColumn, tensors.map(COLUMNS[sortColumn][2]));
+    const key = keys.get(sortColumn);
+    const sign = ascending ? 1 : -1;
+    const indices = tensors.map((_, i) => i);
+    indices.sort((a, b) => sign * compare(key[a], key[b]) || tensors[a].index - tensors[b].index);
+    order = indices.map((i) => tensors[i]);
+    body.replaceChildren(...order.slice(0, shown).map(row));
+    showCount();
     [...headRow.children].forEach((th, i) => {
       if (i === sortColumn) th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
       else th.removeAttribute('aria-sort');
     });
   };
+  more.addEventListener('click', () => {
+    const next = Math.min(shown + ROWS_STEP, tensors.length);
+    body.append(...order.slice(shown, next).map(row));
+    shown = next;
+    showCount();
+  });
   COLUMNS.forEach(([name], i) => {
     const th = h('th', { text: name, scope: 'col', tabindex: '0' });
     const sort = () => {
@@ -98,7 +125,7 @@ function tensorTable(tensors) {
   });
   table.append(h('thead', {}, headRow), body);
   fill();
-  return table;
+  return h('div', { class: 'table-section' }, count, table, more);
 }
 
 function headerFields(header) {

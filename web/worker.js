@@ -26,9 +26,17 @@ const ready = Promise.all([load(), loadBlockMap()]);
 // collector, so memory stays flat. Streams without BYOB are read as they
 // come. read() gives the next chunk, or null at the end.
 const CHUNK_BYTES = 1024 * 1024;
+//
+// The stream, its reader and the read in flight are kept in `reading`, a
+// module variable: a pending read of a Blob's stream is otherwise held only
+// by the stream and its reader, which the garbage collector may take while
+// the read waits, leaving the read unsettled for good (one file of a big
+// drop "waiting", every file after it never started).
+let reading = null;
 function chunkReader(stream) {
   try {
     const reader = stream.getReader({ mode: 'byob' });
+    reading = { stream, reader };
     let buffer = new ArrayBuffer(CHUNK_BYTES);
     return {
       reader,
@@ -41,6 +49,7 @@ function chunkReader(stream) {
     };
   } catch {
     const reader = stream.getReader();
+    reading = { stream, reader };
     return {
       reader,
       read: async () => {
@@ -76,7 +85,11 @@ async function check(id, file) {
     let last = 0;
     let status = 'need-more';
     try {
-      while (status === 'need-more') {
+      // Whole mode: a 'complete' block is read on, since a byte after
+      // block_length is FRAME H8 (kiln validate's verdict). A block that ends
+      // on a chunk boundary is complete before its trailing bytes are read:
+      // the next read gives them (rejected) or the end of the file.
+      while (status !== 'rejected') {
         const value = await read();
         if (value === null) break;
         status = v.feed(value);
@@ -88,7 +101,8 @@ async function check(id, file) {
         }
       }
     } finally {
-      if (status !== 'need-more') await reader.cancel().catch(() => {});
+      if (status === 'rejected') await reader.cancel().catch(() => {});
+      reading = null;
     }
     result = v.finish();
   } finally {

@@ -69,3 +69,37 @@ export function safetensorsFile() {
   len.writeBigUInt64LE(BigInt(json.length));
   return Buffer.concat([len, json, Buffer.alloc(8)]);
 }
+
+// A valid unnamed block of `n` u8 tensors of one byte each, tensor i at
+// payload offset 64 * i (as findings of a 100,000-tensor block were made).
+export function writeManyTensorBlock(path, n) {
+  const payloadBase = 64 + 128 * n;
+  const head = Buffer.alloc(payloadBase);
+  head.write('KLNT', 0, 'latin1');
+  head[4] = 2;
+  head[5] = 0x02;
+  head.writeUInt32LE(n, 8);
+  head.writeUInt32LE(0, 12);
+  head.writeBigUInt64LE(BigInt(64 * n), 16);
+  head.writeBigUInt64LE(BigInt(128 * n), 24);
+  for (let i = 0; i < n; i++) {
+    const d = 64 + 128 * i;
+    head.writeUInt16LE(U8, d + 0);
+    head[d + 2] = 1;
+    head.writeUInt16LE(0xffff, d + 4);
+    head.writeUInt16LE(0xffff, d + 8);
+    head.writeUInt16LE(0xffff, d + 18);
+    head.writeUInt32LE(0xffffffff, d + 24);
+    head.writeUInt32LE(0xffffffff, d + 28);
+    head.writeBigUInt64LE(BigInt(64 * i), d + 32);
+    head.writeBigUInt64LE(1n, d + 40);
+    head.writeBigUInt64LE(1n, d + 48);
+  }
+  const fd = openSync(path, 'w');
+  try {
+    writeSync(fd, head);
+    ftruncateSync(fd, payloadBase + 64 * n);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -48,22 +48,19 @@ struct Arg {
 
 template <typename T>
 Arg MakeArg(const T& value) {
-  Arg a;
   if constexpr (KindOf<T>() == Kind::kInteger) {
     using Unsigned = std::make_unsigned_t<T>;
-    a.bits = static_cast<Unsigned>(value);
+    const auto bits = static_cast<Unsigned>(value);
     if constexpr (std::is_signed_v<T>) {
-      a.negative = value < 0;
-      // 0 - bits in the unsigned type: |value|, also for the minimum.
-      a.magnitude = a.negative ? static_cast<Unsigned>(Unsigned{0} - static_cast<Unsigned>(value))
-                               : static_cast<Unsigned>(value);
+      // |value| is 0 - bits in the unsigned type, also for the minimum.
+      const bool negative = value < 0;
+      return Arg{negative, negative ? static_cast<Unsigned>(Unsigned{0} - bits) : bits, bits, {}};
     } else {
-      a.magnitude = value;
+      return Arg{false, bits, bits, {}};
     }
   } else {
-    a.text = std::string_view(value);
+    return Arg{false, 0, 0, std::string_view(value)};
   }
-  return a;
 }
 
 // Not constexpr: calling it while checking a format string stops the
@@ -110,6 +107,7 @@ class FormatString {
  public:
   template <typename S>
   requires std::convertible_to<const S&, std::string_view>
+  // cppcheck-suppress noExplicitConstructor
   consteval FormatString(const S& s)  // NOLINT(google-explicit-constructor): a literal converts
       : text_(s) {
     constexpr format_internal::Kind kinds[sizeof...(Args) + 1] = {
@@ -124,7 +122,7 @@ class FormatString {
 
 // Appends the formatted text to *out.
 template <typename... Args>
-void AppendFormat(std::string* out, FormatString<std::type_identity_t<Args>...> fmt,
+void AppendFormat(std::string* out, const FormatString<std::type_identity_t<Args>...>& fmt,
                   const Args&... args) {
   if constexpr (sizeof...(Args) == 0) {
     format_internal::Append(out, fmt.text(), {});
@@ -136,7 +134,7 @@ void AppendFormat(std::string* out, FormatString<std::type_identity_t<Args>...> 
 
 // The formatted text.
 template <typename... Args>
-[[nodiscard]] std::string Format(FormatString<std::type_identity_t<Args>...> fmt,
+[[nodiscard]] std::string Format(const FormatString<std::type_identity_t<Args>...>& fmt,
                                  const Args&... args) {
   std::string out;
   AppendFormat<Args...>(&out, fmt, args...);

@@ -18,6 +18,7 @@ class FunctionRef<R(Args...)> {
   template <typename F>
   requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
            std::is_invocable_r_v<R, F&, Args...>)
+      // cppcheck-suppress noExplicitConstructor
       FunctionRef(F&& f)  // NOLINT(google-explicit-constructor): a lambda converts
       : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
         call_([](void* object, Args... args) -> R {

@@ -21,7 +21,7 @@ using Check = std::optional<Error>;
 // Rejects the block under `rule`, at absolute byte `offset`, for header rules.
 template <typename... Args>
 [[nodiscard]] Error Fail(Rule rule, std::uint64_t offset,
-                         base::FormatString<std::type_identity_t<Args>...> format,
+                         const base::FormatString<std::type_identity_t<Args>...>& format,
                          const Args&... args) {
   return MakeError(rule, offset, std::nullopt, base::Format<Args...>(format, args...));
 }
@@ -29,7 +29,7 @@ template <typename... Args>
 // Rejects the block under `rule` for tensor `tensor`.
 template <typename... Args>
 [[nodiscard]] Error FailTensor(Rule rule, std::uint64_t offset, std::uint32_t tensor,
-                               base::FormatString<std::type_identity_t<Args>...> format,
+                               const base::FormatString<std::type_identity_t<Args>...>& format,
                                const Args&... args) {
   return MakeError(rule, offset, tensor, base::Format<Args...>(format, args...));
 }

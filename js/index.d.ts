@@ -12,8 +12,11 @@
 //
 // Errors thrown (never a crash, never a hang):
 //   TypeError   an argument of the wrong type (bytes that are not a
-//               Uint8Array, a chunk that is not one, options that are not an
-//               object, an unknown option key, a source that is not a stream)
+//               Uint8Array, a chunk that is not one, a Proxy of one, a
+//               Uint8Array whose buffer is detached, options that are not an
+//               object, an unknown option key, a source that is not a stream).
+//               Bytes are read through the typed-array internals (buffer,
+//               offset, byte length), never through the object's own getters
 //   RangeError  a value out of range (a negative or fractional limit, a
 //               limit the C ABI refuses), or bytes that do not fit in the
 //               module's memory (4 GiB at most; use validateStream)

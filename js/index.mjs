@@ -59,7 +59,8 @@ function isUint8Array(x) {
 }
 
 // A Uint8Array of the package's own over exactly the bytes `bytes` holds
-// (read from its internal slots), or a TypeError: not a Uint8Array.
+// (read from its internal slots), or a TypeError: not a Uint8Array (a Proxy
+// of one is not one), or its buffer detached (transferred).
 function byteView(bytes, where) {
   if (!isUint8Array(bytes)) {
     const what = bytes === null ? 'null' : typeof bytes !== 'object' ? typeof bytes : typedArrayName(bytes) ?? 'an object that is not a Uint8Array';
@@ -68,7 +69,13 @@ function byteView(bytes, where) {
   const buffer = typedArrayBuffer(bytes);
   const offset = typedArrayByteOffset(bytes);
   const length = typedArrayByteLength(bytes);
-  return new U8(buffer, offset, length);
+  try {
+    return new U8(buffer, offset, length);
+  } catch (e) {
+    // A detached buffer: the only way a view of the slots' own values fails.
+    if (!(e instanceof TypeError)) throw e;
+    throw new TypeError(`kiln: ${where}: the Uint8Array's buffer is detached (transferred elsewhere)`);
+  }
 }
 
 function readLimit(value, name, where) {

@@ -3,6 +3,8 @@
 // no argument error stops the shared WebAssembly instance.
 //   lying-length   a Uint8Array subclass whose `length` getter lies is copied
 //                  by its real byte length (nothing written past the copy)
+//   detached       a Uint8Array whose buffer was transferred is a TypeError
+//   proxy          a Proxy around a Uint8Array is a TypeError
 //   instance-kept  after each, a stream in flight and the next call still work
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,6 +26,12 @@ function liar(bytes) {
   const out = new Liar(bytes.length);
   Uint8Array.prototype.set.call(out, bytes);
   return out;
+}
+
+function detached(n) {
+  const a = new Uint8Array(n);
+  structuredClone(a.buffer, { transfer: [a.buffer] });
+  return a;
 }
 
 // Every entry point that takes bytes, as a call on one argument.
@@ -76,6 +84,33 @@ test('lying-length: a subclass is read by its real bytes in every entry point', 
   const name = new TextEncoder().encode('abcdefghij\u202e');
   assert.equal(kiln.escape(liar(name)), kiln.escape(name));
   await assertInstanceKept(inflight, 'lying-length');
+});
+
+for (const [kind, make] of [
+  ['detached', () => detached(16)],
+  ['proxy', () => new Proxy(new Uint8Array(16), {})],
+  ['proxy of a detached array', () => new Proxy(detached(16), {})],
+]) {
+  test(`${kind}: a TypeError from every entry point, the instance kept`, async () => {
+    const inflight = kiln.createStreamValidator();
+    inflight.feed(f32.subarray(0, 100));
+    for (const [where, call] of Object.entries(entries)) {
+      const arg = make();
+      if (where === 'validateStream') {
+        await assert.rejects(call(arg), TypeError, `${kind}: ${where}`);
+      } else {
+        assert.throws(() => call(arg), TypeError, `${kind}: ${where}`);
+      }
+    }
+    await assertInstanceKept(inflight, kind);
+  });
+}
+
+test('detached: the message names the call and says the buffer is detached', () => {
+  for (const [where, call] of Object.entries(entries)) {
+    if (where === 'validateStream') continue;
+    assert.throws(() => call(detached(4)), { name: 'TypeError', message: new RegExp(`^kiln: ${where}: .*detached`) }, where);
+  }
 });
 
 test('an empty (not detached) Uint8Array is still bytes', () => {

@@ -28,7 +28,10 @@
 //               later calls on it throw ERR_KILN_STATE and load() returns a
 //               fresh instance
 //   Error with code 'ERR_KILN_INTERNAL'   a defect in kiln (the C ABI's
-//               KILN_INTERNAL_ERROR), never a verdict on the bytes
+//               KILN_INTERNAL_ERROR, or the module stopped on a trap: then,
+//               as above, the instance is done and load() gives a fresh
+//               one), never a verdict on the bytes. No argument, however
+//               hostile, stops the module
 // A rejected block is not an exception: it is a result with ok: false.
 
 /** Options of every validating call. */

@@ -208,9 +208,13 @@ class Kiln {
     return p;
   }
 
-  // Runs a call into the module. The module aborts only when it runs out
-  // of memory (C++ allocation failure): then this instance is unusable, and
-  // the next load() instantiates a fresh module.
+  // Runs a call into the module. fn reads no object of the caller's: every
+  // argument is checked and made the package's own value (byteView,
+  // readOptions) before #call, so a caller mistake is thrown before it and
+  // never reaches the catch below. What does is the module stopping (an
+  // abort or a trap; allocation failures are statuses, not stops): then
+  // this instance is unusable, and the next load() instantiates a fresh
+  // module.
   #call(fn) {
     if (this.#broken) throw stateError(`the WebAssembly module stopped earlier (${this.#broken}); call load() again`);
     try {
@@ -222,8 +226,13 @@ class Kiln {
         cached = null;
         cachedInstance = null;
       }
-      const out = new Error(`kiln: the WebAssembly module stopped (${this.#broken}); it ran out of memory. Call load() again for a fresh one`);
-      out.code = 'ERR_KILN_NO_MEMORY';
+      // The runtime's own abort when it cannot grow the memory says so;
+      // anything else (a trap) is a defect in kiln.
+      const memory = /\bOOM\b|enlarge memory|out of memory/i.test(this.#broken);
+      const out = new Error(
+        `kiln: the WebAssembly module stopped (${this.#broken})${memory ? ': it ran out of memory' : ''}. Call load() again for a fresh one`,
+      );
+      out.code = memory ? 'ERR_KILN_NO_MEMORY' : 'ERR_KILN_INTERNAL';
       throw out;
     }
   }

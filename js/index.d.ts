@@ -12,8 +12,11 @@
 //
 // Errors thrown (never a crash, never a hang):
 //   TypeError   an argument of the wrong type (bytes that are not a
-//               Uint8Array, a chunk that is not one, options that are not an
-//               object, an unknown option key, a source that is not a stream)
+//               Uint8Array, a chunk that is not one, a Proxy of one, a
+//               Uint8Array whose buffer is detached, options that are not an
+//               object, an unknown option key, a source that is not a stream).
+//               Bytes are read through the typed-array internals (buffer,
+//               offset, byte length), never through the object's own getters
 //   RangeError  a value out of range (a negative or fractional limit, a
 //               limit the C ABI refuses), or bytes that do not fit in the
 //               module's memory (4 GiB at most; use validateStream)
@@ -25,7 +28,10 @@
 //               later calls on it throw ERR_KILN_STATE and load() returns a
 //               fresh instance
 //   Error with code 'ERR_KILN_INTERNAL'   a defect in kiln (the C ABI's
-//               KILN_INTERNAL_ERROR), never a verdict on the bytes
+//               KILN_INTERNAL_ERROR, or the module stopped on a trap: then,
+//               as above, the instance is done and load() gives a fresh
+//               one), never a verdict on the bytes. No argument, however
+//               hostile, stops the module
 // A rejected block is not an exception: it is a result with ok: false.
 
 /** Options of every validating call. */

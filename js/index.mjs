@@ -39,10 +39,42 @@ function stateError(message) {
   return own(e);
 }
 
-function checkBytes(bytes, where) {
-  if (!(bytes instanceof Uint8Array)) {
-    const what = bytes === null ? 'null' : typeof bytes === 'object' ? bytes.constructor?.name ?? 'object' : typeof bytes;
+// The engine's own TypedArray internals, taken once: a caller's object is
+// read through these (its internal slots), never through its own getters
+// (a subclass may override `length`, a Proxy may answer anything).
+const U8 = Uint8Array;
+const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
+function intrinsic(name) {
+  const get = Object.getOwnPropertyDescriptor(TypedArrayPrototype, name).get;
+  return (a) => Reflect.apply(get, a, []);
+}
+const typedArrayName = intrinsic(Symbol.toStringTag); // undefined for anything but a typed array
+const typedArrayBuffer = intrinsic('buffer');
+const typedArrayByteOffset = intrinsic('byteOffset');
+const typedArrayByteLength = intrinsic('byteLength');
+const typedArraySet = TypedArrayPrototype.set;
+
+function isUint8Array(x) {
+  return typedArrayName(x) === 'Uint8Array';
+}
+
+// A Uint8Array of the package's own over exactly the bytes `bytes` holds
+// (read from its internal slots), or a TypeError: not a Uint8Array (a Proxy
+// of one is not one), or its buffer detached (transferred).
+function byteView(bytes, where) {
+  if (!isUint8Array(bytes)) {
+    const what = bytes === null ? 'null' : typeof bytes !== 'object' ? typeof bytes : typedArrayName(bytes) ?? 'an object that is not a Uint8Array';
     throw new TypeError(`kiln: ${where}: expected a Uint8Array, got ${what}`);
+  }
+  const buffer = typedArrayBuffer(bytes);
+  const offset = typedArrayByteOffset(bytes);
+  const length = typedArrayByteLength(bytes);
+  try {
+    return new U8(buffer, offset, length);
+  } catch (e) {
+    // A detached buffer: the only way a view of the slots' own values fails.
+    if (!(e instanceof TypeError)) throw e;
+    throw new TypeError(`kiln: ${where}: the Uint8Array's buffer is detached (transferred elsewhere)`);
   }
 }
 
@@ -176,9 +208,13 @@ class Kiln {
     return p;
   }
 
-  // Runs a call into the module. The module aborts only when it runs out
-  // of memory (C++ allocation failure): then this instance is unusable, and
-  // the next load() instantiates a fresh module.
+  // Runs a call into the module. fn reads no object of the caller's: every
+  // argument is checked and made the package's own value (byteView,
+  // readOptions) before #call, so a caller mistake is thrown before it and
+  // never reaches the catch below. What does is the module stopping (an
+  // abort or a trap; allocation failures are statuses, not stops): then
+  // this instance is unusable, and the next load() instantiates a fresh
+  // module.
   #call(fn) {
     if (this.#broken) throw stateError(`the WebAssembly module stopped earlier (${this.#broken}); call load() again`);
     try {
@@ -190,8 +226,13 @@ class Kiln {
         cached = null;
         cachedInstance = null;
       }
-      const out = new Error(`kiln: the WebAssembly module stopped (${this.#broken}); it ran out of memory. Call load() again for a fresh one`);
-      out.code = 'ERR_KILN_NO_MEMORY';
+      // The runtime's own abort when it cannot grow the memory says so;
+      // anything else (a trap) is a defect in kiln.
+      const memory = /\bOOM\b|enlarge memory|out of memory/i.test(this.#broken);
+      const out = new Error(
+        `kiln: the WebAssembly module stopped (${this.#broken})${memory ? ': it ran out of memory' : ''}. Call load() again for a fresh one`,
+      );
+      out.code = memory ? 'ERR_KILN_NO_MEMORY' : 'ERR_KILN_INTERNAL';
       throw out;
     }
   }
@@ -322,20 +363,21 @@ class Kiln {
     return { header, tensors };
   }
 
-  // Copies bytes into the module, runs fn(ptr, length), frees the copy.
+  // Copies bytes (a view from byteView) into the module, runs fn(ptr,
+  // length), frees the copy.
   #withBytes(bytes, fn) {
-    const n = bytes.length;
+    const n = typedArrayByteLength(bytes);
     const p = this.#malloc(n);
     try {
-      this.#heap().set(bytes, p);
+      Reflect.apply(typedArraySet, this.#heap(), [bytes, p]);
       return fn(p, n);
     } finally {
       this.#m._free(p);
     }
   }
 
-  validate(bytes, options) {
-    checkBytes(bytes, 'validate');
+  validate(input, options) {
+    const bytes = byteView(input, 'validate');
     const o = readOptions(options, 'validate');
     return this.#call(() =>
       this.#withBytes(bytes, (p, n) => {
@@ -348,8 +390,8 @@ class Kiln {
     );
   }
 
-  inspect(bytes, options) {
-    checkBytes(bytes, 'inspect');
+  inspect(input, options) {
+    const bytes = byteView(input, 'inspect');
     const o = readOptions(options, 'inspect');
     return this.#call(() =>
       this.#withBytes(bytes, (p, n) => {
@@ -383,6 +425,7 @@ class Kiln {
   }
 
   // --- for StreamValidator (module-private by convention) ---
+  // chunk: a view from byteView.
   _streamFeed(s, chunk) {
     return this.#call(() => {
       const m = this.#m;
@@ -391,9 +434,12 @@ class Kiln {
       let at = 0;
       // Pieces of at most STAGE_BYTES; a settled verdict takes no more bytes
       // (whole mode after complete: the next byte is the H8 verdict).
-      while (at < chunk.length && (status === NEED_MORE || status === OK)) {
-        const n = Math.min(STAGE_BYTES, chunk.length - at);
-        this.#heap().set(chunk.subarray(at, at + n), this.#stage);
+      const length = typedArrayByteLength(chunk);
+      const buffer = typedArrayBuffer(chunk);
+      const offset = typedArrayByteOffset(chunk);
+      while (at < length && (status === NEED_MORE || status === OK)) {
+        const n = Math.min(STAGE_BYTES, length - at);
+        Reflect.apply(typedArraySet, this.#heap(), [new U8(buffer, offset + at, n), this.#stage]);
         status = m._kiln_stream_feed(s, this.#stage, n, this.#word);
         const used = this.#view().getUint32(this.#word, true);
         if (status === BAD_ARGUMENT) throw stateError('feed() after finish()');
@@ -448,8 +494,7 @@ class Kiln {
     const v = this.createStreamValidator(o);
     try {
       for await (const chunk of chunksOf(source)) {
-        checkBytes(chunk, 'validateStream: a chunk of the source');
-        const status = v.feed(chunk);
+        const status = v.feed(byteView(chunk, 'validateStream: a chunk of the source'));
         // A verdict is settled: stop reading (this cancels the source).
         if (status === 'rejected' || (status === 'complete' && o.prefix)) break;
       }
@@ -469,7 +514,7 @@ class Kiln {
   escape(text) {
     let bytes;
     if (typeof text === 'string') bytes = new TextEncoder().encode(text);
-    else if (text instanceof Uint8Array) bytes = text;
+    else if (text !== null && typeof text === 'object') bytes = byteView(text, 'escape');
     else throw new TypeError(`kiln: escape: expected a string or a Uint8Array, got ${text === null ? 'null' : typeof text}`);
     return this.#call(() =>
       this.#withBytes(bytes, (p, n) => {
@@ -502,7 +547,7 @@ function chunksOf(source) {
   if (source !== null && typeof source === 'object') {
     if (typeof source.getReader === 'function') return readableStreamChunks(source);
     if (typeof source[Symbol.asyncIterator] === 'function' || typeof source[Symbol.iterator] === 'function') {
-      if (source instanceof Uint8Array) {
+      if (isUint8Array(source)) {
         throw new TypeError('kiln: validateStream: the source is a Uint8Array; use validate(bytes), or pass [bytes]');
       }
       return source;
@@ -555,8 +600,8 @@ class StreamValidator {
   feed(chunk) {
     this.#live('feed()');
     if (this.#finished) throw stateError('feed() after finish()');
-    checkBytes(chunk, 'feed');
-    return STATUS_NAMES[this.#kiln._streamFeed(this.#s, chunk)];
+    const bytes = byteView(chunk, 'feed');
+    return STATUS_NAMES[this.#kiln._streamFeed(this.#s, bytes)];
   }
 
   finish() {
@@ -609,8 +654,7 @@ class StreamValidator {
 //   safetensors  an 8-byte little-endian header length N with
 //                2 <= N <= 100,000,000, then "{" at byte 8
 function detectFormat(firstBytes) {
-  checkBytes(firstBytes, 'detectFormat');
-  const b = firstBytes;
+  const b = byteView(firstBytes, 'detectFormat');
   const starts = (text, at = 0) => b.length >= at + text.length && [...text].every((c, i) => b[at + i] === c.charCodeAt(0));
   if (starts('KLNT')) return 'kiln';
   if (starts('GGUF')) return 'gguf';

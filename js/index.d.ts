@@ -156,6 +156,15 @@ export interface Kiln {
   /** Untrusted text (a name, a path) as `kiln validate` prints it: control, bidi, zero-width characters and invalid bytes made visible. */
   escape(text: string | Uint8Array): string;
   /** The one-line statement of a rule ("H1".."P2"), or null. */
+  /**
+   * The block map (the description `kiln inspect --map` draws, from the same
+   * C++ code): prefix is the file's first bytes (its first payload_base bytes
+   * give names and payload ranges), fileSize the file's length, verdict null
+   * for a valid block or the error validate gave. Returns the JSON object of
+   * kiln_block_map_json (kiln/kiln_c_map.h): {file_size, header, regions,
+   * mark}; offsets are numbers below 2^53, else decimal strings.
+   */
+  blockMap(prefix: Uint8Array, fileSize: number | bigint, verdict: KilnError | null): BlockMapJson;
   ruleSummary(rule: string): string | null;
 }
 
@@ -164,3 +173,11 @@ export function load(): Promise<Kiln>;
 
 declare const _default: { load: typeof load };
 export default _default;
+
+/** The JSON object of kiln_block_map_json (docs/c-api.md, the block map). */
+export interface BlockMapJson {
+  file_size: number | string;
+  header: Record<string, number | string> | null;
+  regions: Array<{ kind: string; begin: number | string; end: number | string; tensor: number | null; label: string }>;
+  mark: { offset: number | string; tensor: number | null; field: string; verdict: string } | null;
+}

@@ -14,6 +14,7 @@ const INTERNAL_ERROR = 5;
 
 const CLASS_NAMES = ['', 'FRAME', 'TYPE', 'LIMIT', 'UTF8', 'ARGUMENT', 'INTERNAL'];
 const NO_TENSOR = 0xffffffff;
+const MESSAGE_CAPACITY = 1024; // KILN_MESSAGE_CAPACITY
 const SIZE_MAX = 0xffffffff; // wasm32
 const U64_MAX = (1n << 64n) - 1n;
 // Chunks are copied into the module's memory through one staging buffer of
@@ -138,6 +139,23 @@ function exactNumber(value, what) {
     throw own(new RangeError(`kiln: ${what} ${value} exceeds 2^53-1`));
   }
   return Number(value);
+}
+
+// A rejection as validate gives it ({class, rule, offset, tensor,
+// message}), checked and made the package's own bytes for kiln_error.
+const CLASS_CODES = new Map([['FRAME', 1], ['TYPE', 2], ['LIMIT', 3], ['UTF8', 4]]);
+function readVerdict(verdict) {
+  if (typeof verdict !== 'object') throw new TypeError('kiln: blockMap: verdict must be null or an error object');
+  const classCode = CLASS_CODES.get(verdict.class);
+  if (classCode === undefined) throw new TypeError('kiln: blockMap: verdict.class must be FRAME, TYPE, LIMIT or UTF8');
+  const rule = String(verdict.rule);
+  if (!/^[A-Z][0-9]{1,2}$/.test(rule)) throw new TypeError('kiln: blockMap: verdict.rule must be a rule id such as D7');
+  const offset = BigInt(verdict.offset); // a RangeError for a fraction
+  if (offset < 0n || offset > U64_MAX) throw new RangeError('kiln: blockMap: verdict.offset out of range');
+  const tensor = verdict.tensor == null ? NO_TENSOR : verdict.tensor;
+  if (!Number.isInteger(tensor) || tensor < 0 || tensor > NO_TENSOR) throw new RangeError('kiln: blockMap: verdict.tensor out of range');
+  const message = new TextEncoder().encode(String(verdict.message ?? '')).subarray(0, MESSAGE_CAPACITY - 1);
+  return { classCode, rule: new TextEncoder().encode(rule), offset, tensor, message };
 }
 
 class Kiln {
@@ -528,6 +546,52 @@ class Kiln {
           return utf8.decode(this.#heap().subarray(out, out + length));
         } finally {
           this.#m._free(out);
+        }
+      }),
+    );
+  }
+
+  // The block map (kiln/kiln_c_map.h): the description `kiln inspect --map`
+  // draws, made by the same C++ code. prefix: the file's first bytes (its
+  // first payload_base bytes give names and payload ranges); fileSize: the
+  // file's length (number or bigint); verdict: null for a valid block, or
+  // the error of a rejection as validate gives it. Returns the map's JSON
+  // object (kiln_block_map_json); its offsets are numbers below 2^53 or
+  // decimal strings.
+  blockMap(prefix, fileSize, verdict) {
+    const bytes = byteView(prefix, 'blockMap');
+    if (typeof fileSize !== 'number' && typeof fileSize !== 'bigint') {
+      throw new TypeError('kiln: blockMap: fileSize must be a number or a bigint');
+    }
+    if (typeof fileSize === 'number' && !Number.isSafeInteger(fileSize)) {
+      throw new RangeError('kiln: blockMap: fileSize must be a whole number below 2^53');
+    }
+    const size = BigInt(fileSize);
+    if (size < 0n || size > U64_MAX) throw new RangeError('kiln: blockMap: fileSize out of range');
+    if (size < BigInt(typedArrayByteLength(bytes))) throw new RangeError('kiln: blockMap: prefix longer than the file');
+    const v = verdict == null ? null : readVerdict(verdict);
+    return this.#call(() =>
+      this.#withBytes(bytes, (p, n) => {
+        let verdictPtr = 0;
+        if (v !== null) {
+          verdictPtr = this.#err;
+          const h = this.#heap();
+          h.fill(0, this.#err, this.#err + this.#f('kiln_error'));
+          const dv = this.#view();
+          dv.setInt32(this.#err + this.#f('kiln_error.error_class'), v.classCode, true);
+          h.set(v.rule, this.#err + this.#f('kiln_error.rule'));
+          dv.setBigUint64(this.#err + this.#f('kiln_error.offset'), v.offset, true);
+          dv.setUint32(this.#err + this.#f('kiln_error.tensor'), v.tensor, true);
+          h.set(v.message, this.#err + this.#f('kiln_error.message'));
+          dv.setUint32(this.#err + this.#f('kiln_error.message_length'), v.message.length, true);
+        }
+        const status = this.#m._kiln_block_map_new(p, n, size, verdictPtr, this.#word);
+        if (status !== OK) throw own(new RangeError(`kiln: blockMap: kiln_block_map_new refused the arguments (status ${status})`));
+        const map = this.#view().getUint32(this.#word, true);
+        try {
+          return JSON.parse(this.#cString(this.#m._kiln_block_map_json(map, 0)));
+        } finally {
+          this.#m._kiln_block_map_free(map);
         }
       }),
     );

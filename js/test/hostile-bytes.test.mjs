@@ -118,3 +118,22 @@ test('an empty (not detached) Uint8Array is still bytes', () => {
   assert.equal(kiln.detectFormat(new Uint8Array(0)), 'unknown');
   assert.equal(kiln.escape(new Uint8Array(0)), '');
 });
+
+// The block map goes through the same byte view and the one instance: a
+// lying length maps the real bytes, a Proxy is a TypeError, a verdict that
+// is not an error object is a TypeError, and the instance keeps working.
+test('blockMap: hostile prefixes and verdicts', () => {
+  const real = kiln.blockMap(f32, f32.length, null);
+  assert.deepEqual(kiln.blockMap(liar(f32), f32.length, null), real);
+  assert.equal(real.regions[0].kind, 'header');
+  assert.throws(() => kiln.blockMap(new Proxy(f32, {}), f32.length, null), TypeError);
+  assert.throws(() => kiln.blockMap(f32, f32.length - 1, null), RangeError);
+  assert.throws(() => kiln.blockMap(f32, 2 ** 60, null), RangeError);
+  assert.throws(() => kiln.blockMap(f32, f32.length, { class: 'NOPE', rule: 'H1', offset: 0 }), TypeError);
+  assert.throws(() => kiln.blockMap(f32, f32.length, { class: 'FRAME', rule: '<b>', offset: 0 }), TypeError);
+  const rejected = kiln.validate(f32.subarray(0, 100));
+  assert.equal(rejected.ok, false);
+  const m = kiln.blockMap(f32.subarray(0, 100), 100, rejected.error);
+  assert.equal(Number(m.mark.offset), rejected.error.offset);
+  assert.deepEqual(kiln.validate(f32), { ok: true });
+});

@@ -134,12 +134,13 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
                       Quoted(r.name), names_.size());
   }
   // N4, N5.
-  for (const std::string* text : {&r.name, &r.layout}) {
-    if (!IsWellFormedUtf8(*text)) {
-      return FailTensor(Rule::N4, DescriptorFieldOffset(i, desc::kNameOff), i,
-                        "%s %s is not well-formed UTF-8", text == &r.name ? "name" : "layout name",
-                        Quoted(*text));
-    }
+  const std::string* const texts[] = {&r.name, &r.layout};
+  if (const auto bad = std::find_if(std::begin(texts), std::end(texts),
+                                    [](const std::string* t) { return !IsWellFormedUtf8(*t); });
+      bad != std::end(texts)) {
+    return FailTensor(Rule::N4, DescriptorFieldOffset(i, desc::kNameOff), i,
+                      "%s %s is not well-formed UTF-8", *bad == &r.name ? "name" : "layout name",
+                      Quoted(**bad));
   }
   if (!r.name.empty()) {
     if (const auto it = name_index_.find(r.name); it != name_index_.end()) {

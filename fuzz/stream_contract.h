@@ -1,6 +1,6 @@
 // The verdict contract of kiln::StreamValidator (kiln/stream.h,
 // docs/spec.md section 5.1), checked against kiln::Parse. Shared by
-// fuzz/fuzz_stream.cc and tests/stream_test.cc. Header-only, no test
+// fuzz/fuzz_stream.cc and tests/parser/stream_test.cc. Header-only, no test
 // framework: ContractBreak() returns what broke, or an empty string.
 #ifndef KILN_FUZZ_STREAM_CONTRACT_H_
 #define KILN_FUZZ_STREAM_CONTRACT_H_

@@ -17,8 +17,8 @@ read at run time. The script is organised in four parts:
    exactly one thing (ordering cases break exactly two).
 
 The generator does not check its cases with a checker of its own: kiln
-(tests/golden_test.cc) and the independent reference checker in
-fuzz/reference (tests/reference_test.cc) are checked against the manifest,
+(tests/parser/golden_test.cc) and the independent reference checker in
+fuzz/reference (tests/fuzz/reference_test.cc) are checked against the manifest,
 and any other implementation can be with scripts/conformance.py.
 
 Usage:  python3 golden/generate.py [--out DIR]

@@ -3,7 +3,7 @@
 // each tensor's name, layout name and payload bytes, and the raw heap,
 // padding, payload region and trailing bytes) and encoded back. For any
 // input Decode accepts, Encode(*Decode(x)) == x, byte for byte
-// (tests/structured_codec_test.cc proves it on every golden case).
+// (tests/fuzz/structured_codec_test.cc proves it on every golden case).
 //
 // Written from docs/spec.md independently of parser/ (its own field tables
 // and dtype table); it needs no fuzzing engine.

@@ -11,7 +11,7 @@
 // ranges come in offset order (the canonical layout), finds the first
 // overlap (P1) and the first nonzero gap byte (P2). Those findings are only
 // reported after every earlier rule has held, so the verdict is the same as
-// checking each rule in turn (tests/fast_path_test.cc).
+// checking each rule in turn (tests/core/fast_path_test.cc).
 //
 // Two cases read descriptor fields again after the pass: payload ranges out
 // of offset order (P1, P2 sort the tensors by byte_offset) and names that

@@ -516,7 +516,7 @@ TEST(Gguf, LongValuesAreShortened) {
 }
 
 // The type table (the mapping to kiln requests lives in the convert
-// command; tests/formats_test.cc checks it end to end).
+// command; tests/formats/formats_test.cc checks it end to end).
 TEST(Gguf, TypeTable) {
   ASSERT_NE(FindGgmlType(12), nullptr);
   EXPECT_EQ(FindGgmlType(12)->name, "Q4_K");

@@ -3,7 +3,7 @@
 // KILN_TEST_TRUNCATE_ON_MAP="SIZE:PATH" in the environment, every mmap() of
 // a descriptor open on PATH is followed by ftruncate(PATH, SIZE); the
 // mapping keeps its old length, so kiln's reads past SIZE hit SIGBUS.
-// Never linked into kiln: tests/cli_hostile_test.cc preloads it.
+// Never linked into kiln: tests/cli/cli_hostile_test.cc preloads it.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>

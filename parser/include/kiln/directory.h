@@ -11,7 +11,7 @@
 // it handed out) is used. Accessors re-read descriptors from the buffer, so
 // after a change they may return wrong values, but never a view or a read
 // outside the buffer: every view is clamped to the block and the rank to 8
-// (tests/buffer_contract_test.cc). A file mapped MAP_PRIVATE shows other
+// (tests/parser/buffer_contract_test.cc). A file mapped MAP_PRIVATE shows other
 // processes' writes on Linux; a caller that cannot exclude them should copy
 // the bytes, or re-parse before trusting a value.
 #ifndef KILN_DIRECTORY_H_

@@ -4,7 +4,7 @@
 // error, an opaque or quantised tensor, a shape it does not handle) goes to
 // CheckFields, which reports the precise rule. It never rejects on its own,
 // so it cannot change a verdict, only how fast a valid block is read
-// (tests/fast_path_test.cc).
+// (tests/core/fast_path_test.cc).
 #ifndef KILN_INTERNAL_PLAIN_DESCRIPTOR_H_
 #define KILN_INTERNAL_PLAIN_DESCRIPTOR_H_
 

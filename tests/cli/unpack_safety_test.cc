@@ -10,11 +10,11 @@
 #include <set>
 #include <sstream>
 
+#include "formats/test_util.h"
 #include "gtest/gtest.h"
 #include "kiln/kiln.h"
 #include "kiln/writer.h"
 #include "support/tmpfs.h"
-#include "test_util.h"
 
 namespace kiln::testing_formats {
 namespace {

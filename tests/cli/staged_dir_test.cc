@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <string>
 
+#include "formats/test_util.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
 
 namespace kiln::testing_formats {
 namespace {

@@ -127,7 +127,7 @@ TEST(ValidateStdin, ValidBlockIsOk) {
 }
 
 // The verdict line of the library's StreamValidator (which is Parse's for a
-// stream of exactly the declared length, tests/stream_test.cc), for every
+// stream of exactly the declared length, tests/parser/stream_test.cc), for every
 // golden case.
 TEST(ValidateStdin, EveryGoldenCaseAsTheStreamValidatorSays) {
   std::size_t same_as_parse = 0;

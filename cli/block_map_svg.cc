@@ -44,7 +44,8 @@ std::string_view Fill(map::RegionKind kind) {
 
 std::string Num(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
+  static_cast<void>(
+      std::snprintf(buf, sizeof buf, "%.2f", v));  // at most 31 characters: cut, never overrun
   return buf;
 }
 
@@ -98,13 +99,14 @@ std::string XmlEscape(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const auto [c, n] = DecodeUtf8(text, i);
     if (n == 0) {
-      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(text[i]));
+      static_cast<void>(
+          std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(text[i])));
       out += hex;
       ++i;
       continue;
     }
     if (!XmlChar(c)) {
-      std::snprintf(hex, sizeof hex, "\\u{%x}", static_cast<unsigned>(c));
+      static_cast<void>(std::snprintf(hex, sizeof hex, "\\u{%x}", static_cast<unsigned>(c)));
       out += hex;
       i += n;
       continue;
@@ -151,7 +153,9 @@ std::string BlockMapSvg(const map::BlockMap& map, std::string_view title) {
     width[i] = to_scale ? bytes : std::log2(1 + bytes);
     sum += width[i];
   }
-  for (double& w : width) w = std::max(kMinWidth, sum > 0 ? w / sum * kWidth : kMinWidth);
+  std::transform(width.begin(), width.end(), width.begin(), [sum](double w) {
+    return std::max(kMinWidth, sum > 0 ? w / sum * kWidth : kMinWidth);
+  });
   std::vector<double> x(regions.size());
   double at = kLeft;
   for (std::size_t i = 0; i < regions.size(); ++i) {
@@ -180,13 +184,29 @@ std::string BlockMapSvg(const map::BlockMap& map, std::string_view title) {
   for (std::size_t i = 0; i < regions.size(); ++i) {
     const map::Region& r = regions[i];
     const std::string kind(map::RegionKindName(r.kind));
-    out += "<rect class=\"region " + kind + "\" data-kind=\"" + kind + "\" data-begin=\"" +
-           std::to_string(r.begin) + "\" data-end=\"" + std::to_string(r.end) + "\" x=\"" +
-           Num(x[i]) + "\" y=\"" + Num(kBarTop) + "\" width=\"" + Num(width[i]) + "\" height=\"" +
-           Num(kBarHeight) + "\" fill=\"" + std::string(Fill(r.kind)) +
-           "\" stroke=\"#333333\" stroke-width=\"0.5\"" +
-           (r.kind == map::RegionKind::kMissing ? " stroke-dasharray=\"4 2\"" : "") + "><title>" +
-           XmlEscape(r.label + ": bytes " + RangeText(r)) + "</title></rect>\n";
+    out += "<rect class=\"region ";
+    out += kind;
+    out += "\" data-kind=\"";
+    out += kind;
+    out += "\" data-begin=\"";
+    out += std::to_string(r.begin);
+    out += "\" data-end=\"";
+    out += std::to_string(r.end);
+    out += "\" x=\"";
+    out += Num(x[i]);
+    out += "\" y=\"";
+    out += Num(kBarTop);
+    out += "\" width=\"";
+    out += Num(width[i]);
+    out += "\" height=\"";
+    out += Num(kBarHeight);
+    out += "\" fill=\"";
+    out += Fill(r.kind);
+    out += "\" stroke=\"#333333\" stroke-width=\"0.5\"";
+    if (r.kind == map::RegionKind::kMissing) out += " stroke-dasharray=\"4 2\"";
+    out += "><title>";
+    out += XmlEscape(r.label + ": bytes " + RangeText(r));
+    out += "</title></rect>\n";
   }
   if (map.mark) {
     const map::Mark& m = *map.mark;

@@ -26,9 +26,14 @@ constexpr std::string_view kConvertUsage =
 constexpr std::size_t kMaxReported = 200;
 constexpr std::size_t kMaxShown = 80;
 
-const std::vector<std::string> kLimitFlags = {"--max-tensors", "--max-metadata-entries",
-                                              "--max-header-bytes", "--max-block-bytes",
-                                              "--max-name-bytes"};
+// The limit flags convert takes (a function-local static: built on first
+// use, where an allocation failure is an ordinary exception).
+const std::vector<std::string>& LimitFlags() {
+  static const std::vector<std::string> flags = {"--max-tensors", "--max-metadata-entries",
+                                                 "--max-header-bytes", "--max-block-bytes",
+                                                 "--max-name-bytes"};
+  return flags;
+}
 
 int ConvertUsage(std::ostream& err, const std::string& why) {
   err << "kiln convert: " << why << "\n" << kConvertUsage;
@@ -73,7 +78,7 @@ int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ost
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     bool taken = false;
-    if (auto why = TakeLimitFlag(args, &i, kLimitFlags, &limits, &taken)) {
+    if (auto why = TakeLimitFlag(args, &i, LimitFlags(), &limits, &taken)) {
       return ConvertUsage(err, *why);
     }
     if (taken) continue;

@@ -1,4 +1,8 @@
 // kiln convert: safetensors and GGUF files into Kiln blocks.
+#include <algorithm>
+#include <iterator>
+#include <numeric>
+
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "convert.h"
@@ -40,8 +44,10 @@ TensorRequest GgufRequest(const formats::GgufTensor& tensor) {
 // Writes the tensors as a Kiln block; an exit code.
 int WriteKiln(const std::vector<Item>& items, const std::string& out, std::string_view from,
               const InputLimits& limits, std::ostream& log, std::ostream& err) {
-  std::uint64_t total = 0;
-  for (const Item& item : items) total += item.data.size();  // all in one mapped file
+  // All in one mapped file: the sum fits.
+  const std::uint64_t total =
+      std::accumulate(items.begin(), items.end(), std::uint64_t{0},
+                      [](std::uint64_t sum, const Item& item) { return sum + item.data.size(); });
   Progress progress(err, "kiln convert", total);
   BlockWriter writer;
   for (const Item& item : items) {
@@ -116,9 +122,11 @@ int GgufToKiln(const std::string& in, const std::string& out, const InputLimits&
   };
   ReportDroppedMetadata(gguf.value().metadata_count, walk, err);
   std::vector<Item> items;
-  for (const formats::GgufTensor& t : gguf.value().tensors) {
-    items.push_back({GgufRequest(t), t.data});
-  }
+  items.reserve(gguf.value().tensors.size());
+  std::transform(gguf.value().tensors.begin(), gguf.value().tensors.end(),
+                 std::back_inserter(items), [](const formats::GgufTensor& t) {
+                   return Item{GgufRequest(t), t.data};
+                 });
   return WriteKiln(items, out, "gguf", limits, log, err);
 }
 

@@ -1,4 +1,7 @@
 // kiln convert: a Kiln block into a safetensors file.
+#include <algorithm>
+#include <iterator>
+
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "convert.h"
@@ -55,9 +58,11 @@ int KilnToSafetensors(const std::string& in, const std::string& out, const Limit
       return kExitInvalid;
     }
   }
-  for (const Tensor& t : tensors) {  // after the loop, so dims() views stay put
-    entries.push_back({t.name, t.dtype, t.dims(), t.byte_length});
-  }
+  // After the loop, so the dims() views stay put.
+  entries.reserve(tensors.size());
+  std::transform(tensors.begin(), tensors.end(), std::back_inserter(entries), [](const Tensor& t) {
+    return formats::SafetensorsEntry{t.name, t.dtype, t.dims(), t.byte_length};
+  });
   const formats::FormatResult<std::string> header = formats::SafetensorsHeader(entries);
   if (!header.ok()) {
     err << "kiln convert: " << base::Escape(in) << ": " << header.error().message << "\n";

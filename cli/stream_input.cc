@@ -91,9 +91,8 @@ class IdleWatchdog {
     std::uint64_t seen = reads_.load(std::memory_order_relaxed);
     auto since = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mu_);
-    while (!done_) {
-      cv_.wait_for(lock, kTick);
-      if (done_) break;
+    // wait_for with a predicate: true once done_ is set (the destructor).
+    while (!cv_.wait_for(lock, kTick, [this] { return done_; })) {
       const std::uint64_t now_reads = reads_.load(std::memory_order_relaxed);
       const auto now = std::chrono::steady_clock::now();
       if (now_reads != seen || !in_read_.load(std::memory_order_acquire)) {

@@ -124,11 +124,13 @@ class Builder {
            std::optional<std::uint32_t> tensor = std::nullopt) {
     if (end <= begin) return;
     // The part past the end of the file was declared but is missing.
-    if (begin < m_->file_size && end > m_->file_size) {
-      Add(kind, begin, m_->file_size, label, tensor);
-      begin = m_->file_size;
+    if (begin < m_->file_size) {
+      const std::uint64_t present_end = std::min(end, m_->file_size);
+      m_->regions.push_back({kind, begin, present_end, tensor, label});
+      begin = present_end;
+      if (begin == end) return;
     }
-    if (begin >= m_->file_size && kind != RegionKind::kMissing) {
+    if (kind != RegionKind::kMissing) {
       label = "missing: " + label;
       kind = RegionKind::kMissing;
     }
@@ -280,13 +282,12 @@ std::string FieldAt(const BlockMap& map, std::uint64_t offset) {
       field = "directory padding, byte " + std::to_string(offset - dir_end);
     } else if (offset < h.block_length) {
       field = "payload region, byte " + std::to_string(offset - h.payload_base);
-      for (const Region& r : map.regions) {
-        if (r.begin <= offset && offset < r.end &&
-            (r.kind == RegionKind::kPayload || r.kind == RegionKind::kGap)) {
-          field += " (" + r.label + ")";
-          break;
-        }
-      }
+      const auto holder =
+          std::find_if(map.regions.begin(), map.regions.end(), [&](const Region& r) {
+            return r.begin <= offset && offset < r.end &&
+                   (r.kind == RegionKind::kPayload || r.kind == RegionKind::kGap);
+          });
+      if (holder != map.regions.end()) field += " (" + holder->label + ")";
     } else {
       field = "byte " + std::to_string(offset) + ", after block_length " +
               std::to_string(h.block_length);

@@ -15,11 +15,13 @@ class FunctionRef;
 template <typename R, typename... Args>
 class FunctionRef<R(Args...)> {
  public:
-  template <typename F>
-  requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
-           std::is_invocable_r_v<R, F&, Args...>)
-      // cppcheck-suppress noExplicitConstructor
-      FunctionRef(F&& f)  // NOLINT(google-explicit-constructor): a lambda converts
+  // Not for a FunctionRef itself (the copy constructor copies it), only for
+  // a callable with this signature.
+  template <typename F,
+            typename = std::enable_if_t<!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
+                                        std::is_invocable_r_v<R, F&, Args...>>>
+  // cppcheck-suppress noExplicitConstructor
+  FunctionRef(F&& f)  // NOLINT(google-explicit-constructor): a lambda converts
       : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
         call_([](void* object, Args... args) -> R {
           return (*static_cast<std::remove_reference_t<F>*>(object))(std::forward<Args>(args)...);

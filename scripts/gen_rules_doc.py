@@ -121,12 +121,14 @@ def cite(check):
 def test_names():
     """Every test and table-row name in tests/, with its file."""
     names = []
-    for path in sorted((ROOT / "tests").glob("*.cc")):
+    tests = ROOT / "tests"
+    for path in sorted(p for p in tests.rglob("*.cc") if "node_modules" not in p.parts):
         text = path.read_text()
+        name = str(path.relative_to(tests))
         for m in re.finditer(r"TEST(?:_P)?\((\w+),\s*(\w+)\)", text):
-            names.append((path.name, "%s.%s" % (m.group(1), m.group(2)), m.group(2)))
+            names.append((name, "%s.%s" % (m.group(1), m.group(2)), m.group(2)))
         for m in re.finditer(r'(?:add\(\{|^\s*\{)"(\w+)"', text, re.M):
-            names.append((path.name, m.group(1), m.group(1)))
+            names.append((name, m.group(1), m.group(1)))
     return names
 
 

@@ -51,7 +51,7 @@ step "browser page: web/ in headless chromium (tests/browser/)"
 KILN_WEB_SKIP_WASM=1 bash web/build.sh  # the module the js/ step built
 (cd tests/browser && KILN="$root/build/default/cli/kiln" node --test page.test.mjs)
 
-step "static analysis of parser/ (clang-tidy, cppcheck)"
+step "static analysis of every C++ folder (clang-tidy, cppcheck)"
 bash scripts/lint.sh
 
 step "rule table and traceability up to date"

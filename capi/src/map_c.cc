@@ -21,7 +21,12 @@ namespace {
 constexpr std::uint64_t kMaxExactJson = std::uint64_t{1} << 53;
 
 std::string Number(std::uint64_t v) {
-  return v <= kMaxExactJson ? std::to_string(v) : "\"" + std::to_string(v) + "\"";
+  if (v <= kMaxExactJson) return std::to_string(v);
+  // Appended in place: "\"" + std::string&& trips GCC 12's -Wrestrict at -O3.
+  std::string out = "\"";
+  out += std::to_string(v);
+  out += '"';
+  return out;
 }
 
 std::string Tensor(const std::optional<std::uint32_t>& t) {

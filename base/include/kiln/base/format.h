@@ -52,9 +52,12 @@ Arg MakeArg(const T& value) {
     using Unsigned = std::make_unsigned_t<T>;
     const auto bits = static_cast<Unsigned>(value);
     if constexpr (std::is_signed_v<T>) {
-      // |value| is 0 - bits in the unsigned type, also for the minimum.
+      // |value| without wrapping, also for the minimum: -(value + 1) fits
+      // in T, and adding 1 in u64 cannot overflow (at most 2^63).
       const bool negative = value < 0;
-      return Arg{negative, negative ? static_cast<Unsigned>(Unsigned{0} - bits) : bits, bits, {}};
+      const std::uint64_t magnitude = negative ? static_cast<std::uint64_t>(-(value + 1)) + 1
+                                               : static_cast<std::uint64_t>(value);
+      return Arg{negative, magnitude, bits, {}};
     } else {
       return Arg{false, bits, bits, {}};
     }

@@ -8,48 +8,54 @@
 #include "kiln/base/bytes.h"
 #include "kiln/base/checked.h"
 #include "kiln/base/escape.h"
+#include "kiln/internal/layout.h"
 
 namespace kiln::map {
 namespace {
 
+namespace hdr = internal::hdr;
+namespace desc = internal::desc;
+
+// A field's name and bytes; the offsets are core's (kiln/internal/layout.h),
+// the one place the format's layout is written down.
 struct Field {
-  std::uint32_t offset;
+  std::size_t offset;
   std::uint32_t size;
   std::string_view name;
 };
 
 // docs/spec.md, section 2.2.
 constexpr std::array<Field, 9> kHeaderFields = {{
-    {0, 4, "magic"},
-    {4, 1, "version"},
-    {5, 1, "flags"},
-    {6, 2, "reserved"},
-    {8, 4, "tensor_count"},
-    {12, 4, "name_bytes"},
-    {16, 8, "payload_bytes"},
-    {24, 8, "directory_bytes"},
-    {32, 32, "reserved"},
+    {hdr::kMagic, 4, "magic"},
+    {hdr::kVersion, 1, "version"},
+    {hdr::kFlags, 1, "flags"},
+    {hdr::kReserved0, 2, "reserved"},
+    {hdr::kTensorCount, 4, "tensor_count"},
+    {hdr::kNameBytes, 4, "name_bytes"},
+    {hdr::kPayloadBytes, 8, "payload_bytes"},
+    {hdr::kDirectoryBytes, 8, "directory_bytes"},
+    {hdr::kReserved1, 32, "reserved"},
 }};
 
 // docs/spec.md, section 2.3 (shape is eight slots of 8 bytes).
 constexpr std::array<Field, 17> kDescriptorFields = {{
-    {0, 2, "dtype"},
-    {2, 1, "rank"},
-    {3, 1, "reserved"},
-    {4, 2, "name_off"},
-    {6, 2, "name_len"},
-    {8, 2, "layout_off"},
-    {10, 2, "layout_len"},
-    {12, 4, "block_size"},
-    {16, 2, "quant_scheme"},
-    {18, 2, "quant_axis"},
-    {20, 4, "group_size"},
-    {24, 4, "scale_index"},
-    {28, 4, "outer_index"},
-    {32, 8, "byte_offset"},
-    {40, 8, "byte_length"},
-    {48, 64, "shape"},
-    {112, 16, "reserved"},
+    {desc::kDtype, 2, "dtype"},
+    {desc::kRank, 1, "rank"},
+    {desc::kReserved0, 1, "reserved"},
+    {desc::kNameOff, 2, "name_off"},
+    {desc::kNameLen, 2, "name_len"},
+    {desc::kLayoutOff, 2, "layout_off"},
+    {desc::kLayoutLen, 2, "layout_len"},
+    {desc::kBlockSize, 4, "block_size"},
+    {desc::kQuantScheme, 2, "quant_scheme"},
+    {desc::kQuantAxis, 2, "quant_axis"},
+    {desc::kGroupSize, 4, "group_size"},
+    {desc::kScaleIndex, 4, "scale_index"},
+    {desc::kOuterIndex, 4, "outer_index"},
+    {desc::kByteOffset, 8, "byte_offset"},
+    {desc::kByteLength, 8, "byte_length"},
+    {desc::kShape, 64, "shape"},
+    {desc::kReserved1, 16, "reserved"},
 }};
 
 std::string Range(std::uint64_t first, std::uint64_t last) {

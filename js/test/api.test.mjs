@@ -18,7 +18,7 @@ const kiln = await load();
 test('load() returns one instance', async () => {
   assert.equal(await load(), kiln);
   assert.equal(kiln.version, '0.1.0');
-  assert.equal(kiln.abiVersion, 1);
+  assert.equal(kiln.abiVersion, 2);
 });
 
 test('CommonJS: require() gives load(), and it validates', async () => {

@@ -79,15 +79,21 @@ static void expect_in(const char *json, const char *key, uint64_t v, const char 
 static void check_map(const unsigned char *data, size_t size, uint64_t file_size, const char *what,
                       const char *key, uint64_t v) {
   kiln_error error;
+  kiln_error map_error;
   kiln_block_map *map = NULL;
-  const kiln_status verdict = kiln_validate(data, size, NULL, &error);
-  const char *json;
+  kiln_status verdict;
+  const char *json = NULL;
   size_t length = 0;
-  CHECK(kiln_block_map_new(data, size, file_size, verdict == KILN_OK ? NULL : &error, &map) ==
-            KILN_OK,
+  memset(&error, 0, sizeof error);
+  error.struct_size = sizeof error;
+  memset(&map_error, 0, sizeof map_error);
+  map_error.struct_size = sizeof map_error;
+  verdict = kiln_validate(data, size, NULL, &error);
+  CHECK(kiln_block_map_new(data, size, file_size, verdict == KILN_OK ? NULL : &error, &map,
+                           &map_error) == KILN_OK,
         what);
   if (map == NULL) return;
-  json = kiln_block_map_json(map, &length);
+  CHECK(kiln_block_map_json(map, &json, &length) == KILN_OK, what);
   CHECK(json != NULL && strlen(json) == length, what);
   if (json != NULL) expect_in(json, key, v, what);
   kiln_block_map_free(map);

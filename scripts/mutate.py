@@ -92,7 +92,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # GoogleTest binaries).
 CLI_TESTS = ["kiln_stream_cli_tests", "kiln_cli_race_tests", "kiln_cli_tests",
              "kiln_cli_map_tests", "kiln_formats_tests", "kiln_safetensors_tests"]
-CAPI_PROGRAMS = ("ctest:^(capi_|conformance_kiln_c_validate$)=kiln_capi_test_shared,"
+CAPI_PROGRAMS = ("ctest:^(capi_golden_|capi_block_map|capi_exports_only|"
+                 "conformance_kiln_c_validate$)=kiln_capi_test_shared,"
                  "kiln_capi_test_static,kiln_capi_map_test,kiln_capi_map_json_test,"
                  "kiln_c_validate,kiln_c_shared")
 FOLDERS = {

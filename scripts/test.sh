@@ -40,8 +40,17 @@ step() {
   current_start=$SECONDS
   printf '\n==== %s\n' "$*"
 }
+background_done() {  # the background builds' own wall time, as a row of the table
+  local took
+  took=$(sed -n 's/^== background builds done in \([0-9]*\) s$/\1/p' "$background_log")
+  step_names+=("  (background: clang++ Release and sanitize builds, beside the steps above$([ -n "$took" ] || echo ': FAILED'))")
+  step_secs+=("${took:-$((SECONDS - background_start))}")
+}
 summary() {
   local status=$? i
+  if [ -n "${background:-}" ] && kill -0 "$background" 2>/dev/null; then
+    kill -- -"$background" 2>/dev/null || true
+  fi
   local failed=$current
   finish_step
   printf '\n==== step times (wall clock, %d cores)\n' "$jobs"
@@ -84,6 +93,31 @@ cmake --build --preset default
 
 step "default build: the whole suite (ctest -j $jobs)"
 ctest --preset default -j "$jobs"
+
+# The other two native builds need every core but nothing from the steps
+# below, several of which use one core (node, Python, the browser, cppcheck):
+# they run in the background at the lowest priority from here on, and the
+# sanitizer suite waits for them. Their output goes to one log, printed
+# when they fail.
+if [ "$quick" = 0 ]; then
+  background_log=build/background-builds.log
+  background_start=$SECONDS
+  # Its own process group (setsid), so that an early exit stops it whole.
+  setsid -w bash -c '
+    set -e
+    start=$(date +%s)
+    echo "== clang++ plain Release build"
+    cmake -S . -B build/release-clang++ -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CXX_COMPILER=clang++ -DKILN_WERROR=ON >/dev/null
+    nice -n 19 cmake --build build/release-clang++
+    echo "== sanitize build (clang: ASan + UBSan + integer checks, the tests and the fuzz targets)"
+    cmake --preset sanitize >/dev/null
+    nice -n 19 cmake --build --preset sanitize
+    echo "== background builds done in $(($(date +%s) - start)) s"
+  ' >"$background_log" 2>&1 </dev/null &
+  background=$!
+  echo "started in the background (log: $background_log): the clang++ Release build, then the sanitize build"
+fi
 
 step "the plain Release build's hardening (g++)"
 bash scripts/check_hardening.sh build/default
@@ -146,24 +180,28 @@ python3 scripts/gen_rules_doc.py --check
 
 if [ "$quick" = 1 ]; then exit 0; fi
 
-step "the plain Release build with clang++ (warnings as errors)"
-cmake -S . -B build/release-clang++ -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_COMPILER=clang++ -DKILN_WERROR=ON >/dev/null
-cmake --build build/release-clang++
+step "wait for the background builds (clang++ Release, sanitize)"
+if ! wait "$background"; then
+  background_done
+  echo "a background build failed; its log:"
+  cat "$background_log"
+  exit 1
+fi
+background_done
+tail -n 5 "$background_log"
+
+step "the plain Release build's hardening (clang++)"
 bash scripts/check_hardening.sh build/release-clang++
 
-step "sanitize build (clang: ASan + UBSan + integer checks, and the fuzz targets)"
-cmake --preset sanitize >/dev/null
-cmake --build --preset sanitize
-
-step "sanitize build: the whole suite (ctest -j $jobs)"
+step "sanitize build: the whole suite under ASan, UBSan and the integer checks (ctest -j $jobs)"
 ctest --preset sanitize -j "$jobs"
-
-step "mutation testing: a sample, in the default build (the full report is docs/mutation.md)"
-python3 scripts/mutate.py --build build/default --sample "${KILN_MUTANTS:-16}" --seed 1 \
-  --min-kill 0.7
 
 step "fuzz smoke (the sanitize build's libFuzzer targets, $jobs at a time)"
 bash scripts/fuzz_smoke.sh "${KILN_FUZZ_SECONDS:-30}" build/sanitize
+
+# Last: it mutates the checkout in place, so no build of it may run beside it.
+step "mutation testing: a sample, in the default build (the full report is docs/mutation.md)"
+python3 scripts/mutate.py --build build/default --sample "${KILN_MUTANTS:-16}" --seed 1 \
+  --min-kill 0.7
 
 step "all checks passed"

@@ -13,7 +13,6 @@ const NO_MEMORY = 4;
 const INTERNAL_ERROR = 5;
 const BUFFER_TOO_SMALL = 6;
 
-const CLASS_NAMES = ['', 'FRAME', 'TYPE', 'LIMIT', 'UTF8', 'ARGUMENT', 'INTERNAL'];
 const NO_TENSOR = 0xffffffff;
 const MESSAGE_CAPACITY = 1024; // KILN_MESSAGE_CAPACITY
 const U64_MAX = (1n << 64n) - 1n;
@@ -300,7 +299,8 @@ class Kiln {
     const length = dv.getUint32(p + this.#f('kiln_error.message_length'), true);
     const msgPtr = p + this.#f('kiln_error.message');
     return {
-      class: CLASS_NAMES[cls] ?? String(cls),
+      // The C ABI names the class (kiln_error_class_name): no table of its own here.
+      class: this.#cString(this.#m._kiln_error_class_name(cls)) || String(cls),
       rule: utf8.decode(h.subarray(rulePtr, ruleEnd)),
       offset: exactNumber(dv.getBigUint64(p + this.#f('kiln_error.offset'), true), 'error offset'),
       tensor: tensor === NO_TENSOR ? null : tensor,

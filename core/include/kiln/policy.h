@@ -61,7 +61,11 @@ inline constexpr std::uint64_t kMaxIdleTimeoutSeconds = 86'400;
 inline constexpr std::uint64_t kUnpackMaxTensors = 100'000;
 // kiln unpack's limits: the format's maxima but for the tensor count, which
 // is the number of files it creates.
-inline constexpr Limits kUnpackLimits{kUnpackMaxTensors};
+inline constexpr Limits kUnpackLimits = [] {
+  Limits l;
+  l.max_tensor_count = kUnpackMaxTensors;
+  return l;
+}();
 
 }  // namespace kiln
 

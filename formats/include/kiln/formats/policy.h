@@ -117,10 +117,18 @@ struct Policy {
 inline constexpr Policy kFormatMaxima{};
 
 // An upload service's policy: kiln ingest's defaults (kiln/policy.h).
-inline constexpr Policy kUploadService{kUploadLimits};
+inline constexpr Policy kUploadService = [] {
+  Policy p;
+  p.kiln = kUploadLimits;
+  return p;
+}();
 
 // kiln unpack's defaults (kiln/policy.h).
-inline constexpr Policy kUnpackPolicy{kUnpackLimits};
+inline constexpr Policy kUnpackPolicy = [] {
+  Policy p;
+  p.kiln = kUnpackLimits;
+  return p;
+}();
 
 }  // namespace kiln::formats
 

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #include "kiln/block.h"
 #include "kiln/dtype.h"
@@ -43,22 +44,15 @@ template <bool kNamed>
       (d.block_size | d.group_size | ~d.scale_index | ~d.outer_index) != 0) {
     return false;
   }
-  std::uint64_t count = 1;
-  bool zero = false;
-  for (std::size_t k = 0; k < kMaxRank; ++k) {
-    if (k >= d.rank) {
-      if (d.shape[k] != 0) return false;  // D4
-    } else if (d.shape[k] == 0) {
-      zero = true;
-    } else if (__builtin_mul_overflow(count, d.shape[k], &count)) {
-      return false;  // D5 (or a zero dimension later: CheckFields decides)
-    }
+  for (std::size_t k = d.rank; k < kMaxRank; ++k) {
+    if (d.shape[k] != 0) return false;  // D4
   }
-  if (zero) count = 0;
+  const std::optional<std::uint64_t> count = ElementCount(d);
+  if (!count) return false;  // D5
   std::uint64_t size = 0;
   if (bits == 4) {
-    size = count / 2 + (count & 1);
-  } else if (__builtin_mul_overflow(count, std::uint64_t{bits} / 8, &size)) {
+    size = *count / 2 + (*count & 1);
+  } else if (__builtin_mul_overflow(*count, std::uint64_t{bits} / 8, &size)) {
     return false;  // D6
   }
   std::uint64_t end = 0;

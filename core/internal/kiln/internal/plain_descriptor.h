@@ -10,7 +10,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 
 #include "kiln/block.h"
 #include "kiln/dtype.h"
@@ -44,15 +43,27 @@ template <bool kNamed>
       (d.block_size | d.group_size | ~d.scale_index | ~d.outer_index) != 0) {
     return false;
   }
-  for (std::size_t k = d.rank; k < kMaxRank; ++k) {
-    if (d.shape[k] != 0) return false;  // D4
+  // D4 and the element count in one fixed loop over the eight slots. The
+  // product is computed here rather than by base::ElementCount: calling it
+  // after a D4 loop cost 5 to 20% more instructions per parse (callgrind,
+  // g++ 12 -O3). This loop decides no rule: an overflow sends the
+  // descriptor to CheckFields, which decides D5 with base::ElementCount.
+  std::uint64_t count = 1;
+  bool zero = false;
+  for (std::size_t k = 0; k < kMaxRank; ++k) {
+    if (k >= d.rank) {
+      if (d.shape[k] != 0) return false;  // D4
+    } else if (d.shape[k] == 0) {
+      zero = true;
+    } else if (__builtin_mul_overflow(count, d.shape[k], &count)) {
+      return false;  // D5 (or a zero dimension later: CheckFields decides)
+    }
   }
-  const std::optional<std::uint64_t> count = ElementCount(d);
-  if (!count) return false;  // D5
+  if (zero) count = 0;
   std::uint64_t size = 0;
   if (bits == 4) {
-    size = *count / 2 + (*count & 1);
-  } else if (__builtin_mul_overflow(*count, std::uint64_t{bits} / 8, &size)) {
+    size = count / 2 + (count & 1);
+  } else if (__builtin_mul_overflow(count, std::uint64_t{bits} / 8, &size)) {
     return false;  // D6
   }
   std::uint64_t end = 0;

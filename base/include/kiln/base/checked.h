@@ -38,13 +38,13 @@ namespace kiln::base {
 // The number of elements of a shape: 1 for rank 0, 0 when any dimension is 0
 // (however large the others, as Kiln rule D5 reads it), else the exact
 // product, or nullopt when it exceeds 2^64-1; then *overflow_dim, if given,
-// is the index of the dimension at which the product first did. The one
-// definition: the format core's rules (D5 and the fast path), the parser's
-// Tensor and the format readers all count elements with it.
+// is the index of the dimension at which the product first did. The format
+// core's rule D5 (CheckFields), the parser's Tensor and the format readers
+// all count elements with it (the block scan's fast path multiplies in its
+// own loop and leaves every decision to CheckFields).
 [[nodiscard]] constexpr std::optional<std::uint64_t> ElementCount(
     std::span<const std::uint64_t> shape, std::size_t* overflow_dim = nullptr) {
-  // One multiply per dimension and no branch on the overflow: this runs
-  // once per descriptor in the block scan's fast path.
+  // One multiply per dimension and no branch on the overflow in the loop.
   std::uint64_t n = 1;
   bool overflow = false;
   for (const std::uint64_t d : shape) {

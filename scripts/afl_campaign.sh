@@ -40,7 +40,7 @@ if absl_libs=$(pkg-config --libs absl_str_format absl_strings 2>/dev/null); then
 fi
 
 sources=(base/src/*.cc core/src/*.cc parser/src/*.cc "$src")
-includes=(-I base/include -I core/include -I parser/include -I fuzz)
+includes=(-I base/include -I core/include -I core/internal -I parser/include -I fuzz)
 # The differential target links the independent reference checker, the
 # format readers' targets the formats library.
 if grep -q '"reference_checker.h"' "$src" && [ -d fuzz/reference ]; then

@@ -22,9 +22,9 @@ for b in tests/kiln_memory_tests tests/kiln_reference_tests tests/kiln_cli_tests
   objects+=(-object "build/coverage/$b")
 done
 llvm-cov report -instr-profile "$prof/merged.profdata" "${objects[@]}" \
-  -show-branch-summary core/src core/include parser/src parser/include writer/src writer/include
+  -show-branch-summary core/src core/include core/internal parser/src parser/include writer/src writer/include writer/internal
 echo
 echo "Lines of core/, parser/ and writer/ never executed:"
-llvm-cov show -instr-profile "$prof/merged.profdata" "${objects[@]}" core/src core/include parser/src parser/include writer/src writer/include \
+llvm-cov show -instr-profile "$prof/merged.profdata" "${objects[@]}" core/src core/include core/internal parser/src parser/include writer/src writer/include writer/internal \
   -format=text -show-line-counts 2>/dev/null |
   awk '/^\/.*:$/ {file=$0} /^ +[0-9]+\| +0\|/ {print file " " $0}' | sed "s|$root/||"

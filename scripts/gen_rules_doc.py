@@ -63,9 +63,9 @@ def functions(lines):
 
 def checks(rule_id, srcs=None):
     """(file, function, count) for every function in the format core (core/src,
-    core/include/kiln/internal), parser/src and writer/src (.cc and .h) that reports rule_id: cited by name, not line, so moving code
+    core/internal/kiln/internal), parser/src and writer/src (.cc and .h) that reports rule_id: cited by name, not line, so moving code
     does not change the doc."""
-    srcs = srcs or [ROOT / "core/src", ROOT / "core/include/kiln/internal", ROOT / "parser/src",
+    srcs = srcs or [ROOT / "core/src", ROOT / "core/internal/kiln/internal", ROOT / "parser/src",
                     ROOT / "writer/src"]
     found = {}
     paths = [p for src in srcs for p in sorted(list(src.glob("*.cc")) + list(src.glob("*.h")))]

@@ -44,7 +44,8 @@ echo "clang-tidy: no finding"
 
 echo "== cppcheck ${folders[*]}"
 includes=()
-for d in base/include core/include parser/include parser/src writer/include formats/include formats/src \
+for d in base/include core/include core/internal parser/include parser/src writer/include writer/internal \
+  formats/include formats/src \
   map/include capi/include capi/src cli python/src; do
   includes+=(-I "$d")
 done

@@ -210,22 +210,6 @@ Check CheckQuantFields(const Ctx& c) {
 
 }  // namespace
 
-std::optional<std::uint64_t> ElementCount(const RawDescriptor& d, std::size_t* overflow_dim) {
-  const auto dims = std::span<const std::uint64_t>(d.shape).first(d.rank);
-  // D5: a zero dimension counts 0, whatever the other dimensions are.
-  if (std::any_of(dims.begin(), dims.end(), [](std::uint64_t dim) { return dim == 0; })) return 0;
-  std::uint64_t count = 1;
-  for (std::size_t k = 0; k < dims.size(); ++k) {
-    const auto next = CheckedMul(count, dims[k]);
-    if (!next) {
-      if (overflow_dim != nullptr) *overflow_dim = k;
-      return std::nullopt;
-    }
-    count = *next;
-  }
-  return count;
-}
-
 std::optional<std::uint64_t> ByteSize(std::uint64_t count, std::uint32_t bits) {
   if (bits % 8 != 0) {
     // Sub-byte dtypes (4 bits): ceil(count * bits / 8) without the product.

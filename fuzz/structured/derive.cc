@@ -1,19 +1,15 @@
 #include "derive.h"
 
 #include <algorithm>
+#include <span>
+
+#include "kiln/base/checked.h"
 
 namespace kiln_fuzz::structured {
 
 std::optional<std::uint64_t> ElementCount(const Descriptor& d) {
   if (d.rank > kiln::kMaxRank) return std::nullopt;
-  for (std::size_t k = 0; k < d.rank; ++k) {
-    if (d.shape[k] == 0) return 0;
-  }
-  std::uint64_t count = 1;
-  for (std::size_t k = 0; k < d.rank; ++k) {
-    if (__builtin_mul_overflow(count, d.shape[k], &count)) return std::nullopt;
-  }
-  return count;
+  return kiln::base::ElementCount(std::span<const std::uint64_t>(d.shape).first(d.rank));
 }
 
 std::optional<std::uint64_t> FixedSize(const Descriptor& d, unsigned bits) {

@@ -1,6 +1,7 @@
 // The shared primitives of base/ (used by the parser, the format readers
 // and the command): the bounded reader, fixed-offset loads, zero scans and
 // checked arithmetic.
+#include <array>
 #include <limits>
 #include <vector>
 
@@ -143,6 +144,26 @@ TEST(Checked, ElementCount) {
   EXPECT_EQ(ElementCount(over), std::nullopt);
   const std::vector<std::uint64_t> zero_among_huge = {kMax, kMax, 0};  // D5: zero wins
   EXPECT_EQ(ElementCount(zero_among_huge), 0u);
+}
+
+// The dimension D5's message names: the first at which the product
+// overflows, found only when the count is nullopt.
+TEST(Checked, ElementCountOverflowDimension) {
+  std::size_t dim = 99;
+  const std::vector<std::uint64_t> over_at_2 = {1ull << 20, 1ull << 40, 1ull << 4, 3, kMax};
+  EXPECT_EQ(ElementCount(over_at_2, &dim), std::nullopt);
+  EXPECT_EQ(dim, 2u);
+  const std::vector<std::uint64_t> over_at_1 = {kMax, 2};
+  EXPECT_EQ(ElementCount(over_at_1, &dim), std::nullopt);
+  EXPECT_EQ(dim, 1u);
+  dim = 99;
+  const std::vector<std::uint64_t> zero_after_overflow = {kMax, kMax, 0};
+  EXPECT_EQ(ElementCount(zero_after_overflow, &dim), 0u);
+  EXPECT_EQ(dim, 99u);  // left alone: the count is known
+  const std::vector<std::uint64_t> fits = {1ull << 31, 1ull << 32};
+  EXPECT_EQ(ElementCount(fits, &dim), 1ull << 63);
+  EXPECT_EQ(dim, 99u);
+  static_assert(ElementCount(std::array<std::uint64_t, 2>{3, 5}) == 15u);
 }
 
 }  // namespace

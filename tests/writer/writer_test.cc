@@ -1,11 +1,12 @@
 // BlockWriter: round trips, canonical bytes, streamed payloads, and request
 // errors that carry the parser's class and rule.
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <random>
 
 #include "gtest/gtest.h"
-#include "kiln/internal/write_counters.h"
+#include "kiln/internal/write_observer.h"
 #include "kiln/kiln.h"
 #include "kiln/writer.h"
 #include "support/golden.h"
@@ -473,10 +474,36 @@ namespace {
 // and the block is laid out once per Plan, however many sinks the plan is
 // written to; BlockLength, WriteTo, WriteToMemory and WriteToFile each lay
 // it out once.
+// Counts the writer's steps while it is installed (kiln/internal/write_observer.h).
+class WriteStepCounter {
+ public:
+  WriteStepCounter() : previous_(internal::SetWriteObserver(&Count)) {
+    descriptor_encodes = 0;
+    directory_builds = 0;
+  }
+  ~WriteStepCounter() { internal::SetWriteObserver(previous_); }
+  WriteStepCounter(const WriteStepCounter&) = delete;
+  WriteStepCounter& operator=(const WriteStepCounter&) = delete;
+
+  static inline std::atomic<std::uint64_t> descriptor_encodes{0};
+  static inline std::atomic<std::uint64_t> directory_builds{0};
+
+ private:
+  static void Count(internal::WriteStep step) {
+    switch (step) {
+      case internal::WriteStep::kDescriptorEncode:
+        ++descriptor_encodes;
+        break;
+      case internal::WriteStep::kDirectoryBuild:
+        ++directory_builds;
+        break;
+    }
+  }
+  internal::WriteObserver previous_;
+};
+
 TEST(WriterPlan, OneEncodePerTensorOneDirectoryBuildPerWrite) {
-  internal::WriteCounters& c = internal::GetWriteCounters();
-  c.descriptor_encodes = 0;
-  c.directory_builds = 0;
+  const WriteStepCounter c;
   BlockWriter w;
   const std::vector<std::uint8_t> bytes(24, 1);
   for (const char* name : {"a", "b", "c"}) {

@@ -3,13 +3,14 @@
 #include "kiln/writer.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "kiln/base/escape.h"
 #include "kiln/base/format.h"
 #include "kiln/base/output_file.h"
 #include "kiln/internal/primitives.h"
 #include "kiln/internal/rules.h"
-#include "kiln/internal/write_counters.h"
+#include "kiln/internal/write_observer.h"
 #include "kiln/utf8.h"
 
 namespace kiln {
@@ -25,6 +26,15 @@ namespace desc = internal::desc;
 constexpr std::size_t kChunk = std::size_t{1} << 20;
 
 using base::Quoted;  // a name in a message: escaped, in quotes, cut after 64 bytes
+
+// The test's observer (kiln/internal/write_observer.h); none in production.
+std::atomic<internal::WriteObserver> write_observer{nullptr};
+
+void Observe(internal::WriteStep step) {
+  if (const internal::WriteObserver observer = write_observer.load(std::memory_order_relaxed)) {
+    observer(step);
+  }
+}
 
 // The descriptor of request r, stored at [offset, offset + length) of the
 // payload region. Heap offsets are placeholders: a named tensor's name_off
@@ -63,6 +73,10 @@ void EncodeHeader(std::span<std::uint8_t, kHeaderSize> b, const HeaderInfo& h) {
 }
 
 }  // namespace
+
+internal::WriteObserver internal::SetWriteObserver(internal::WriteObserver observer) {
+  return write_observer.exchange(observer);
+}
 
 Payload Payload::Bytes(std::span<const std::uint8_t> bytes) {
   Payload p;
@@ -153,7 +167,7 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
   internal::RawDescriptor stored = d;
   if (!r.name.empty()) stored.name_off = static_cast<std::uint16_t>(names_.size());  // < 0xFFFF
   entry.descriptor = internal::EncodeDescriptor(stored);  // the one encode of this tensor
-  internal::GetWriteCounters().descriptor_encodes.fetch_add(1, std::memory_order_relaxed);
+  Observe(internal::WriteStep::kDescriptorEncode);
   decoded_.push_back(stored);
   entry.layout = r.layout;
   entry.offset = offset;
@@ -178,7 +192,7 @@ BlockWriter& BlockWriter::operator=(const BlockWriter&) = default;
 BlockWriter& BlockWriter::operator=(BlockWriter&&) noexcept = default;
 
 Result<BlockPlan> BlockWriter::Plan() const {
-  internal::GetWriteCounters().directory_builds.fetch_add(1, std::memory_order_relaxed);
+  Observe(internal::WriteStep::kDirectoryBuild);
   // Layout names follow the tensor names in the heap: each layout_off is
   // known now. The decoded descriptors get it too, for Q5..Q7 below.
   std::vector<internal::RawDescriptor> descriptors = decoded_;

@@ -4,6 +4,7 @@
 #ifndef KILN_BASE_CHECKED_H_
 #define KILN_BASE_CHECKED_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -36,17 +37,31 @@ namespace kiln::base {
 
 // The number of elements of a shape: 1 for rank 0, 0 when any dimension is 0
 // (however large the others, as Kiln rule D5 reads it), else the exact
-// product, or nullopt when it exceeds 2^64-1.
+// product, or nullopt when it exceeds 2^64-1; then *overflow_dim, if given,
+// is the index of the dimension at which the product first did. The format
+// core's rule D5 (CheckFields), the parser's Tensor and the format readers
+// all count elements with it (the block scan's fast path multiplies in its
+// own loop and leaves every decision to CheckFields).
 [[nodiscard]] constexpr std::optional<std::uint64_t> ElementCount(
-    std::span<const std::uint64_t> shape) {
+    std::span<const std::uint64_t> shape, std::size_t* overflow_dim = nullptr) {
+  // One multiply per dimension and no branch on the overflow in the loop.
   std::uint64_t n = 1;
   bool overflow = false;
   for (const std::uint64_t d : shape) {
     if (d == 0) return 0;
-    if (__builtin_mul_overflow(n, d, &n)) overflow = true;
+    overflow |= __builtin_mul_overflow(n, d, &n);
   }
-  if (overflow) return std::nullopt;
-  return n;
+  if (!overflow) return n;
+  if (overflow_dim != nullptr) {  // the error path: find the dimension again
+    n = 1;
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+      if (__builtin_mul_overflow(n, shape[k], &n)) {
+        *overflow_dim = k;
+        break;
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace kiln::base

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "kiln/block.h"
@@ -75,6 +76,13 @@ struct RawDescriptor {
   std::array<std::uint64_t, kMaxRank> shape{};
   std::array<std::uint64_t, 2> reserved1{};  // bytes 112..127, little-endian words
 };
+
+// The element count of a descriptor that passed D2 (rank <= 8): base's
+// ElementCount over its first `rank` dimensions.
+[[nodiscard]] constexpr std::optional<std::uint64_t> ElementCount(
+    const RawDescriptor& d, std::size_t* overflow_dim = nullptr) {
+  return base::ElementCount(std::span<const std::uint64_t>(d.shape).first(d.rank), overflow_dim);
+}
 
 [[nodiscard]] inline RawDescriptor DecodeDescriptor(DescriptorBytes d) {
   RawDescriptor r;

@@ -75,12 +75,6 @@ class GapVisitor {
 [[nodiscard]] Check CheckGapZero(Bytes block, const HeaderInfo& h, std::uint64_t from,
                                  std::uint64_t to);
 
-// The element count of a descriptor that passed D2: 1 for rank 0, 0 when any
-// dimension is 0, nullopt when the exact product exceeds 2^64-1 (then
-// *overflow_dim, if given, is the dimension at which it did).
-[[nodiscard]] std::optional<std::uint64_t> ElementCount(const RawDescriptor& d,
-                                                        std::size_t* overflow_dim = nullptr);
-
 // ceil(count * bits / 8), or nullopt when it exceeds 2^64-1.
 [[nodiscard]] std::optional<std::uint64_t> ByteSize(std::uint64_t count, std::uint32_t bits);
 

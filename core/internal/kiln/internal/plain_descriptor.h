@@ -43,6 +43,11 @@ template <bool kNamed>
       (d.block_size | d.group_size | ~d.scale_index | ~d.outer_index) != 0) {
     return false;
   }
+  // D4 and the element count in one fixed loop over the eight slots. The
+  // product is computed here rather than by base::ElementCount: calling it
+  // after a D4 loop cost 5 to 20% more instructions per parse (callgrind,
+  // g++ 12 -O3). This loop decides no rule: an overflow sends the
+  // descriptor to CheckFields, which decides D5 with base::ElementCount.
   std::uint64_t count = 1;
   bool zero = false;
   for (std::size_t k = 0; k < kMaxRank; ++k) {

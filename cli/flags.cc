@@ -36,14 +36,14 @@ constexpr LimitFlag kLimitFlags[] = {
     // kMaxNamedKilnTensors tensors cannot become a Kiln block.
     {"--max-tensors", Value::kCount, true,
      [](formats::Policy& p, std::uint64_t n) {
-       p.kiln.max_tensor_count = n;
+       p.kiln.max_tensors = n;
        p.reader.max_tensors = std::min(n, formats::kMaxNamedKilnTensors);
      }},
     {"--max-name-bytes", Value::kSize, true,
      [](formats::Policy& p, std::uint64_t n) { p.kiln.max_name_bytes = n; }},
     {"--max-block-bytes", Value::kSize, true,
      [](formats::Policy& p, std::uint64_t n) {
-       p.kiln.max_block_length = n;
+       p.kiln.max_block_bytes = n;
        p.max_block_bytes = n;
      }},
     {"--max-metadata-entries", Value::kCount, false,

@@ -196,9 +196,9 @@ class Kiln {
     if (m._kiln_options_init(this.#opts) !== OK) throw new Error('kiln: kiln_options_init failed');
     const dv = this.#view();
     this.#defaults = {
-      maxTensors: dv.getBigUint64(this.#opts + size('kiln_options.max_tensor_count'), true),
+      maxTensors: dv.getBigUint64(this.#opts + size('kiln_options.max_tensors'), true),
       maxNameBytes: dv.getBigUint64(this.#opts + size('kiln_options.max_name_bytes'), true),
-      maxBlockBytes: dv.getBigUint64(this.#opts + size('kiln_options.max_block_length'), true),
+      maxBlockBytes: dv.getBigUint64(this.#opts + size('kiln_options.max_block_bytes'), true),
     };
     this.version = this.#cString(m._kiln_version());
     this.abiVersion = m._kiln_abi_version();
@@ -281,9 +281,9 @@ class Kiln {
     const p = this.#opts;
     this.#m._kiln_options_init(p);
     dv.setUint32(p + this.#f('kiln_options.mode'), o.prefix ? 1 : 0, true);
-    if (o.maxTensors !== undefined) dv.setBigUint64(p + this.#f('kiln_options.max_tensor_count'), o.maxTensors, true);
+    if (o.maxTensors !== undefined) dv.setBigUint64(p + this.#f('kiln_options.max_tensors'), o.maxTensors, true);
     if (o.maxNameBytes !== undefined) dv.setBigUint64(p + this.#f('kiln_options.max_name_bytes'), o.maxNameBytes, true);
-    if (o.maxBlockBytes !== undefined) dv.setBigUint64(p + this.#f('kiln_options.max_block_length'), o.maxBlockBytes, true);
+    if (o.maxBlockBytes !== undefined) dv.setBigUint64(p + this.#f('kiln_options.max_block_bytes'), o.maxBlockBytes, true);
     return p;
   }
 

@@ -97,7 +97,7 @@ CAPI_PROGRAMS = ("ctest:^(capi_golden_|capi_block_map|capi_exports_only|"
                  "kiln_capi_test_static,kiln_capi_map_test,kiln_capi_map_json_test,"
                  "kiln_c_validate,kiln_c_shared")
 FOLDERS = {
-    "parser": (["core/src/*.cc", "core/include/kiln/internal/*.h", "parser/src/*.cc",
+    "parser": (["core/src/*.cc", "core/internal/kiln/internal/*.h", "parser/src/*.cc",
                 "core/include/kiln/rules.inc"],
                ["kiln_memory_tests", "kiln_tests"]),
     "base": (["base/src/*.cc", "base/include/kiln/base/*.h"],

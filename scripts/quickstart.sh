@@ -9,7 +9,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/setup.sh
 cmake --preset default >/dev/null
-cmake --build --preset default
+# The command only (scripts/test.sh builds the tests and benchmarks too).
+cmake --build --preset default --target kiln
 kiln=build/default/cli/kiln
 echo
 echo "\$ kiln inspect golden/cases/kiln-v2-f32.klnt"

@@ -86,9 +86,9 @@ bool ReadOptions(const kiln_options* options, kiln::Mode* mode, kiln::Limits* li
     return false;
   }
   *mode = options->mode == KILN_MODE_PREFIX ? kiln::Mode::kPrefix : kiln::Mode::kWhole;
-  limits->max_tensor_count = options->max_tensor_count;
+  limits->max_tensors = options->max_tensors;
   limits->max_name_bytes = options->max_name_bytes;
-  limits->max_block_length = options->max_block_length;
+  limits->max_block_bytes = options->max_block_bytes;
   return true;
 }
 
@@ -229,9 +229,9 @@ KILN_C_API kiln_status kiln_options_init(kiln_options* options) {
   *options = kiln_options{};
   options->struct_size = sizeof(kiln_options);
   options->mode = KILN_MODE_WHOLE;
-  options->max_tensor_count = defaults.max_tensor_count;
+  options->max_tensors = defaults.max_tensors;
   options->max_name_bytes = defaults.max_name_bytes;
-  options->max_block_length = defaults.max_block_length;
+  options->max_block_bytes = defaults.max_block_bytes;
   return KILN_OK;
 }
 

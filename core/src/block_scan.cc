@@ -103,7 +103,7 @@ class DirectoryScan {
                      internal::DefaultProbeBudget(h_.tensor_count));
     }
     std::uint32_t first = 0;
-    switch (names_->Add(i, internal::HeapStart(h_.tensor_count) + off, len, &first)) {
+    switch (names_->Add(i, base::ToSize(internal::HeapStart(h_.tensor_count) + off), len, &first)) {
       case internal::NameTable::Added::kNew:
         break;
       case internal::NameTable::Added::kRepeat:
@@ -130,7 +130,8 @@ class DirectoryScan {
       return;
     }
     if (read_gaps_ && !gap_ && begin != cursor_ &&
-        internal::FirstNonzero(block_.subspan(h_.payload_base + cursor_, begin - cursor_))) {
+        internal::FirstNonzero(block_.subspan(base::ToSize(h_.payload_base + cursor_),
+                                              base::ToSize(begin - cursor_)))) {
       gap_ = true;  // reported (P2) only if no rule before it fails
       gap_from_ = cursor_;
       gap_to_ = begin;
@@ -206,7 +207,8 @@ Check CheckBlock(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor*
   if (Check e = CheckPadding(block, h)) return e;
   // Descriptors in index order: D1..D10, N1, N2, O1..O3, Q1..Q4, each
   // decoded once.
-  const bool ascii = HeapIsAscii(block.subspan(HeapStart(h.tensor_count), h.name_bytes));
+  const bool ascii =
+      HeapIsAscii(block.subspan(base::ToSize(HeapStart(h.tensor_count)), h.name_bytes));
   DirectoryScan scan(block, h, gaps == nullptr, !ascii, scratch);
   if (Check e = h.has_names() ? ScanDescriptors<true>(block, h, scan)
                               : ScanDescriptors<false>(block, h, scan)) {

@@ -84,17 +84,17 @@ Check CheckLengths(HeaderInfo& h, const Limits& limits) {
   }
   h.payload_base = *base;
   h.block_length = *length;
-  if (h.tensor_count > limits.max_tensor_count) {
+  if (h.tensor_count > limits.max_tensors) {
     return Fail(Rule::H7, hdr::kTensorCount, "tensor_count %d exceeds the caller's limit %d",
-                h.tensor_count, limits.max_tensor_count);
+                h.tensor_count, limits.max_tensors);
   }
   if (h.name_bytes > limits.max_name_bytes) {
     return Fail(Rule::H7, hdr::kNameBytes, "name_bytes %d exceeds the caller's limit %d",
                 h.name_bytes, limits.max_name_bytes);
   }
-  if (h.block_length > limits.max_block_length) {
+  if (h.block_length > limits.max_block_bytes) {
     return Fail(Rule::H7, hdr::kPayloadBytes, "block_length %d exceeds the caller's limit %d",
-                h.block_length, limits.max_block_length);
+                h.block_length, limits.max_block_bytes);
   }
   return std::nullopt;
 }
@@ -162,7 +162,8 @@ Check CheckNameFlag(const HeaderInfo& h) {
 Check CheckPadding(Bytes block, const HeaderInfo& h) {
   // L1: the padding between the heap and payload_base is zero.
   const std::uint64_t pad_start = kHeaderSize + h.directory_bytes;
-  const Bytes pad = block.subspan(pad_start, h.payload_base - pad_start);
+  const Bytes pad =
+      block.subspan(base::ToSize(pad_start), base::ToSize(h.payload_base - pad_start));
   if (const auto at = FirstNonzero(pad)) {
     return Fail(Rule::L1, pad_start + *at, "padding byte at %d is 0x%02x (padding runs [%d, %d))",
                 pad_start + *at, pad[*at], pad_start, h.payload_base);

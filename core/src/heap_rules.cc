@@ -18,7 +18,7 @@ std::size_t FieldOf(const Slice& s) { return s.layout ? desc::kLayoutOff : desc:
 }  // namespace
 
 void HeapSlices::CheckUtf8(Chain& c, const Slice& s) {
-  const Bytes text = block_.subspan(HeapStart(h_.tensor_count) + s.off, s.len);
+  const Bytes text = block_.subspan(base::ToSize(HeapStart(h_.tensor_count) + s.off), s.len);
   if (const auto bad = FirstInvalidUtf8(text)) {
     c.bad_utf8 = s;
     c.bad_at = *bad;
@@ -60,7 +60,7 @@ Check HeapSlices::Utf8Verdict() const {
     const std::uint64_t at = HeapStart(h_.tensor_count) + s.off + c->bad_at;
     return FailTensor(Rule::N4, at, s.tensor,
                       "%s has an ill-formed UTF-8 sequence at its byte %d (0x%02x)", What(s),
-                      c->bad_at, block_[at]);
+                      c->bad_at, block_[base::ToSize(at)]);
   }
   return std::nullopt;
 }
@@ -102,7 +102,7 @@ Check CheckUniqueNames(Bytes block, const HeaderInfo& h, Scratch& scratch,
   for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
     const DescriptorBytes d = DescriptorAt(block, i);
     std::uint32_t first = 0;
-    switch (table.Add(i, heap + LoadLe<std::uint16_t, desc::kNameOff>(d),
+    switch (table.Add(i, base::ToSize(heap + LoadLe<std::uint16_t, desc::kNameOff>(d)),
                       LoadLe<std::uint16_t, desc::kNameLen>(d), &first)) {
       case NameTable::Added::kNew:
         break;

@@ -126,7 +126,7 @@ Error GapByteError(const HeaderInfo& h, std::uint64_t pos, std::uint8_t value) {
 }
 
 Check CheckGapZero(Bytes block, const HeaderInfo& h, std::uint64_t from, std::uint64_t to) {
-  const Bytes gap = block.subspan(h.payload_base + from, to - from);
+  const Bytes gap = block.subspan(base::ToSize(h.payload_base + from), base::ToSize(to - from));
   if (const auto at = FirstNonzero(gap)) return GapByteError(h, from + *at, gap[*at]);
   return std::nullopt;
 }

@@ -29,9 +29,9 @@ std::string Describe() {
   size("kiln_options", sizeof(kiln_options));
   KILN_JS_FIELD(kiln_options, struct_size);
   KILN_JS_FIELD(kiln_options, mode);
-  KILN_JS_FIELD(kiln_options, max_tensor_count);
+  KILN_JS_FIELD(kiln_options, max_tensors);
   KILN_JS_FIELD(kiln_options, max_name_bytes);
-  KILN_JS_FIELD(kiln_options, max_block_length);
+  KILN_JS_FIELD(kiln_options, max_block_bytes);
   size("kiln_header", sizeof(kiln_header));
   KILN_JS_FIELD(kiln_header, struct_size);
   KILN_JS_FIELD(kiln_header, flags);

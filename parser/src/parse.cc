@@ -19,7 +19,7 @@ Result<Directory> Parse(std::span<const std::uint8_t> buffer, const ParseOptions
   const HeaderInfo& h = header.value();
   // H8
   if (Check e = internal::CheckLength(buffer.size(), h, options.mode)) return *std::move(e);
-  const Bytes block = buffer.first(h.block_length);
+  const Bytes block = buffer.first(base::ToSize(h.block_length));
   // H9 .. P2
   internal::Scratch scratch(options.scratch);
   if (Check e = internal::CheckBlock(block, h, scratch, nullptr)) return *std::move(e);

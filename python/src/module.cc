@@ -49,8 +49,8 @@ ParseOptions MakeOptions(std::optional<std::uint64_t> max_tensors,
                          std::optional<std::uint64_t> max_name_bytes, bool prefix) {
   ParseOptions options;
   options.mode = prefix ? Mode::kPrefix : Mode::kWhole;
-  if (max_tensors) options.limits.max_tensor_count = *max_tensors;
-  if (max_block_bytes) options.limits.max_block_length = *max_block_bytes;
+  if (max_tensors) options.limits.max_tensors = *max_tensors;
+  if (max_block_bytes) options.limits.max_block_bytes = *max_block_bytes;
   if (max_name_bytes) options.limits.max_name_bytes = *max_name_bytes;
   return options;
 }

@@ -376,7 +376,7 @@ static void bad_arguments(const char *golden) {
         "kiln_stream_new mode 2, error NULL");
   check_argument("kiln_stream_new out NULL", kiln_stream_new(NULL, NULL, &error), &error, "out");
   kiln_options_init(&options);
-  options.max_tensor_count = 0;
+  options.max_tensors = 0;
   CHECK(kiln_validate(data, size, &options, &error) == KILN_INVALID &&
             error.error_class == KILN_CLASS_LIMIT && strcmp(error.rule, "H7") == 0,
         "a limit of 0 tensors: LIMIT H7");

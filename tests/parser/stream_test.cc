@@ -144,7 +144,7 @@ TEST(Stream, PrefixModeBlocksBackToBack) {
 // 64, before anything else is kept.
 TEST(Stream, LimitsRejectAtByte64) {
   Buffer b = testing::ReadFile(std::string(KILN_GOLDEN_DIR) + "/cases/kiln-v2-f32.klnt");
-  StreamValidator v({.mode = Mode::kWhole, .limits = {.max_tensor_count = 0}});
+  StreamValidator v({.mode = Mode::kWhole, .limits = {.max_tensors = 0}});
   EXPECT_EQ(v.Feed(b), StreamStatus::kRejected);
   EXPECT_EQ(v.consumed(), 64u);
   EXPECT_EQ(v.used(), 64u);

@@ -127,9 +127,9 @@ typedef struct kiln_error {
 typedef struct kiln_options {
   uint32_t struct_size; /* sizeof(kiln_options), set by kiln_options_init */
   uint32_t mode;        /* KILN_MODE_WHOLE or KILN_MODE_PREFIX */
-  uint64_t max_tensor_count;
+  uint64_t max_tensors;
   uint64_t max_name_bytes;
-  uint64_t max_block_length;
+  uint64_t max_block_bytes;
 } kiln_options;
 
 /* The header fields of a block whose header rules held. */

@@ -31,9 +31,9 @@ inline constexpr std::uint32_t kNoTensor = 0xFFFFFFFF;
 // descriptor. A service that wants a policy (say, at most 100,000 tensors or
 // 16 GiB per upload) lowers them.
 struct Limits {
-  std::uint64_t max_tensor_count = std::numeric_limits<std::uint32_t>::max();
+  std::uint64_t max_tensors = std::numeric_limits<std::uint32_t>::max();
   std::uint64_t max_name_bytes = std::numeric_limits<std::uint32_t>::max();
-  std::uint64_t max_block_length = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t max_block_bytes = std::numeric_limits<std::uint64_t>::max();
 };
 
 enum class Mode : std::uint8_t {

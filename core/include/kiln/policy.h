@@ -63,7 +63,7 @@ inline constexpr std::uint64_t kUnpackMaxTensors = 100'000;
 // is the number of files it creates.
 inline constexpr Limits kUnpackLimits = [] {
   Limits l;
-  l.max_tensor_count = kUnpackMaxTensors;
+  l.max_tensors = kUnpackMaxTensors;
   return l;
 }();
 

@@ -116,7 +116,7 @@ class Directory {
 // block_length here is only what the header claims (up to 2^64-1 with the
 // default limits): nothing has been checked against bytes that exist yet. A
 // reader that allocates or reads block_length bytes must first bound it with
-// limits.max_block_length (exceeding it is LIMIT H7).
+// limits.max_block_bytes (exceeding it is LIMIT H7).
 [[nodiscard]] Result<HeaderInfo> ReadHeader(std::span<const std::uint8_t> first_bytes,
                                             const Limits& limits = {});
 

@@ -27,7 +27,7 @@
 //   back with a fresh validator each.
 //
 // Limits are enforced at byte 64, before anything past the header is kept:
-// the directory region it will keep is at most 128 * max_tensor_count +
+// the directory region it will keep is at most 128 * max_tensors +
 // max_name_bytes + 127 bytes, and it grows only as bytes arrive (a header
 // claiming a huge directory costs nothing until the bytes exist).
 #ifndef KILN_STREAM_H_

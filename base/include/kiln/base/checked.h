@@ -11,6 +11,19 @@
 
 namespace kiln::base {
 
+// A u64 offset or length as a size_t, where a check before the call has
+// already bounded it by a buffer's size (rule H8 bounds every region of a
+// block by the bytes present), so on a 64-bit target this is the identity and
+// on a 32-bit one (WebAssembly) it is exact. A value the check did not bound
+// saturates to SIZE_MAX, which no span can hold: subspan's bounds check
+// refuses it instead of taking a truncated, in-bounds value.
+[[nodiscard]] constexpr std::size_t ToSize(std::uint64_t v) {
+  if constexpr (sizeof(std::size_t) < sizeof(std::uint64_t)) {
+    if (v > std::uint64_t{static_cast<std::size_t>(-1)}) return static_cast<std::size_t>(-1);
+  }
+  return static_cast<std::size_t>(v);
+}
+
 [[nodiscard]] constexpr std::optional<std::uint64_t> CheckedAdd(std::uint64_t a, std::uint64_t b) {
   std::uint64_t r = 0;
   if (__builtin_add_overflow(a, b, &r)) return std::nullopt;

@@ -84,9 +84,9 @@ inline constexpr std::array<std::array<std::uint64_t, 2>, 17> kTailMasks = [] {
 // the caller checked this slice).
 [[nodiscard]] inline std::string_view NameOf(Bytes block, const HeaderInfo& h, std::uint32_t i) {
   const DescriptorBytes d = DescriptorAt(block, i);
-  const Bytes name =
-      block.subspan(HeapStart(h.tensor_count) + LoadLe<std::uint16_t, desc::kNameOff>(d),
-                    LoadLe<std::uint16_t, desc::kNameLen>(d));
+  const Bytes name = block.subspan(
+      base::ToSize(HeapStart(h.tensor_count) + LoadLe<std::uint16_t, desc::kNameOff>(d)),
+      LoadLe<std::uint16_t, desc::kNameLen>(d));
   return {reinterpret_cast<const char*>(name.data()), name.size()};
 }
 

@@ -56,7 +56,7 @@ std::vector<Chunking> Chunkings(std::uint32_t seed) {
 }
 
 void ExpectContract(const Buffer& t, Mode mode, const std::string& what) {
-  // A seed from the bytes, without wrapping (the integer preset traps on it).
+  // A seed from the bytes, without wrapping (the sanitize preset's integer checks trap on it).
   std::uint32_t seed = static_cast<std::uint32_t>(t.size() % 1'000'003);
   for (const std::uint8_t b : t) seed = (seed * 31 + b) % 1'000'003;
   for (const Chunking& c : Chunkings(seed)) {

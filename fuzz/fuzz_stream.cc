@@ -30,10 +30,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const kiln::Mode mode = (control & 1) != 0 ? kiln::Mode::kPrefix : kiln::Mode::kWhole;
   std::uint32_t state = control | 0x100u;
   auto chunker = [&state](std::size_t left, const kiln::StreamValidator&) -> std::size_t {
-    // xorshift32: no wrapping arithmetic (the fuzz build traps on it).
-    state ^= state << 13;
+    // xorshift32 with no bit shifted out of the word (the sanitize build
+    // traps on a wrap and on a shift that drops bits): each left shift keeps
+    // only the bits that stay inside 32, which is what a plain shift keeps.
+    state ^= (state & 0x0007FFFFu) << 13;
     state ^= state >> 17;
-    state ^= state << 5;
+    state ^= (state & 0x07FFFFFFu) << 5;
     const std::uint32_t r = state >> 8;
     return (r & 3) == 0 ? 1 : std::min<std::size_t>(left, 1 + (r >> 2) % 256);
   };

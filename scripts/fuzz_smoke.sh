@@ -39,7 +39,7 @@ one() {  # one TARGET:SEEDS: replay, then fuzz; output to $work/TARGET.log
   mkdir -p "$work/$target"
   {
     echo "== $target: replaying $(find "$seeds" -type f | wc -l) seeds"
-    "$bin" -runs=0 "$seeds" &&
+    "$bin" -runs=0 -artifact_prefix="$work/$target-" "$seeds" &&
       echo "== $target: fuzzing for ${seconds}s" &&
       "$bin" -max_total_time="$seconds" -dict=fuzz/kiln.dict -max_len="$max_len" \
         -artifact_prefix="$work/$target-" "$work/$target" "$seeds"

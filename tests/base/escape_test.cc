@@ -284,10 +284,11 @@ TEST(Escape, EveryNoncharacterAndNothingXmlForbids) {
     const std::string json = JsonEscape(raw);
     if (Noncharacter(cp)) {
       ++noncharacters;
-      const std::uint32_t v = cp - 0x10000;
-      const std::string want_json =
-          cp <= 0xFFFF ? Format("\\u%04x", cp)
-                       : Format("\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+      // Above U+FFFF, a surrogate pair of the bits above 0x10000.
+      const std::string want_json = cp <= 0xFFFF
+                                        ? Format("\\u%04x", cp)
+                                        : Format("\\u%04x\\u%04x", 0xD800 + ((cp - 0x10000) >> 10),
+                                                 0xDC00 + ((cp - 0x10000) & 0x3FF));
       ASSERT_EQ(text, Format("\\u{%04x}", cp)) << std::hex << cp;
       ASSERT_EQ(json, want_json) << std::hex << cp;
     }

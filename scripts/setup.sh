@@ -47,6 +47,19 @@ if [ ! -d "$gguf_js/node_modules/@huggingface/gguf" ]; then
   fi
 fi
 
+# The safetensors differential suite's reader of the Hub, @huggingface/hub
+# (parseSafetensorsMetadata), pinned in tests/loaders/hub-js/package-lock.json.
+# Skipped when already installed.
+hub_js="$(cd "$(dirname "$0")/.." && pwd)/tests/loaders/hub-js"
+if [ ! -d "$hub_js/node_modules/@huggingface/hub" ]; then
+  if command -v npm >/dev/null; then
+    (cd "$hub_js" && npm ci --no-audit --no-fund --silent)
+    echo "setup: @huggingface/hub installed for tests/loaders/hub-js"
+  else
+    echo "setup: npm not found; tests/loaders/hub-js cannot run"
+  fi
+fi
+
 # The browser page's test (tests/browser/): playwright-core, pinned in
 # tests/browser/package-lock.json; it drives Debian's chromium, so no browser
 # is downloaded. Skipped when already installed.

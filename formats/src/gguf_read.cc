@@ -1,9 +1,11 @@
 // Reading GGUF files.
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <unordered_set>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "gguf_value.h"
 #include "kiln/base/bytes.h"
 #include "kiln/base/checked.h"
@@ -22,6 +24,9 @@ using internal::Quoted;
 // bound the counts by the file size before anything is read.
 constexpr std::uint64_t kMinKeyValueBytes = 8 + 4 + 1;
 constexpr std::uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;
+// ggml type ids gguf-py treats apart (kiln/formats/policy.h).
+constexpr std::uint32_t kGgmlQ8_1 = 9;
+constexpr std::uint32_t kGgmlBf16 = 30;
 
 // ggml's and @huggingface/gguf's bounds: kGgml*, kGguf* (kiln/formats/policy.h).
 
@@ -298,6 +303,56 @@ class GgufParser {
     if (row % t->type->block_size != 0) {
       return FailAt(at, "tensor %s: row length %d is not a multiple of the %s block size %d", name,
                     row, t->type->name, t->type->block_size);
+    }
+    return GgufPyReadsAlike(*t, at, type_at);
+  }
+
+  // What gguf-py (GGUFReader) would refuse or read otherwise than gguf.cpp
+  // (kiln/formats/policy.h).
+  bool GgufPyReadsAlike(const GgufTensor& t, std::size_t at, std::size_t type_at) {
+    const std::string name = Quoted(t.name);
+    const GgmlType& type = *t.type;
+    if (type.id > kGgufPyMaxType) {
+      return FailAt(type_at,
+                    "tensor %s: ggml type %d (%s) is refused: gguf-py does not know it (its types "
+                    "end at %d)",
+                    name, type.id, type.name, kGgufPyMaxType);
+    }
+    const bool has_elements =
+        std::find(t.shape.begin(), t.shape.end(), 0) == t.shape.end();  // [] is one element
+    if (type.id == kGgmlQ8_1 && has_elements) {
+      return FailAt(
+          at,
+          "tensor %s: Q8_1 with elements is refused: gguf-py would misread it (it sizes a "
+          "Q8_1 block at %d bytes, ggml's block_q8_1 is %d), so it and gguf.cpp would "
+          "read different bytes",
+          name, kGgufPyQ8_1BlockBytes, type.type_size);
+    }
+    // gguf-py's numpy view: F16, F32, F64 and I8-I64 by element; any other
+    // type as bytes, its innermost dimension turned into bytes.
+    const bool by_element = type.block_size == 1 && type.dtype.has_value() && type.id != kGgmlBf16;
+    if (!by_element && t.shape.empty()) {
+      return FailAt(at,
+                    "tensor %s: a %s tensor of no dimensions is refused: gguf-py reads %s as bytes "
+                    "and has no innermost dimension to turn into them",
+                    name, type.name, type.name);
+    }
+    std::optional<std::uint64_t> bytes = by_element ? type.type_size : 1;
+    for (std::size_t k = 0; k < t.shape.size() && bytes; ++k) {
+      std::uint64_t d = t.shape[k];
+      if (!by_element && k + 1 == t.shape.size()) {
+        const std::uint64_t block_bytes =
+            type.id == kGgmlQ8_1 ? kGgufPyQ8_1BlockBytes : type.type_size;
+        d = d / type.block_size * block_bytes;  // d <= 2^32: fits
+      }
+      if (d != 0) bytes = base::CheckedMul(*bytes, d);
+    }
+    if (!bytes || *bytes > kNumpyMaxBytes) {
+      return FailAt(at,
+                    "tensor %s: shape [%s] of %s is refused: gguf-py's numpy array would hold "
+                    "more than 2^63-1 bytes counting its nonzero dimensions (numpy refuses it, "
+                    "even empty)",
+                    name, absl::StrJoin(t.shape, ", "), type.name);
     }
     return true;
   }

@@ -183,7 +183,14 @@ class HeaderParser {
     SafetensorsTensor t;
     t.name = key;
     t.entry_offset = 8 + at;
-    if (!(json_.Eat('[') ? ArrayEntry(&t) : ObjectEntry(&t))) return false;
+    json_.SkipSpace();
+    const std::size_t entry_at = json_.position();
+    if (json_.Eat('[')) {  // the crate reads it (serde's sequence form); the Hub does not
+      return json_.FailAt(entry_at, "tensor " + Quoted(t.name) +
+                                        " is written as the array [dtype, shape, data_offsets]: "
+                                        "refused, @huggingface/hub reads only the object form");
+    }
+    if (!ObjectEntry(&t)) return false;
     tensors_.push_back(std::move(t));
     return true;
   }
@@ -212,19 +219,6 @@ class HeaderParser {
       return json_.Fail("tensor " + name() + " needs dtype, shape and data_offsets");
     }
     return true;
-  }
-
-  // [dtype, shape, data_offsets]: serde reads a struct from an array of its
-  // fields in order, exactly three.
-  bool ArrayEntry(SafetensorsTensor* t) {
-    for (int k = 0; k < 3; ++k) {
-      if (k > 0 && !json_.Eat(',')) {
-        return json_.Fail("tensor " + Quoted(t->name) + ": expected [dtype, shape, data_offsets]");
-      }
-      if (!Field(k, t)) return false;
-    }
-    return json_.Eat(']') ||
-           json_.Fail("tensor " + Quoted(t->name) + ": expected [dtype, shape, data_offsets]");
   }
 
   bool Field(int k, SafetensorsTensor* t) {
@@ -267,7 +261,15 @@ class HeaderParser {
         if (rank == kMaxRank) {
           return json_.Fail("tensor " + Quoted(t->name) + " has more than 8 dimensions");
         }
-        if (!json_.U64(&dims[rank++])) return false;
+        json_.SkipSpace();
+        const std::size_t dim_at = json_.position();
+        if (!json_.U64(&dims[rank])) return false;
+        if (dims[rank] > kHubMaxSafetensorsDimension) {
+          return json_.FailAt(dim_at, absl::StrFormat("tensor %s: dimension %d exceeds 2^32, the "
+                                                      "largest @huggingface/hub reads",
+                                                      Quoted(t->name), dims[rank]));
+        }
+        ++rank;
       } while (json_.Eat(','));
       if (!json_.Eat(']')) return json_.Fail("expected ',' or ']'");
     }
@@ -364,6 +366,12 @@ FormatResult<std::string_view> HeaderText(base::ByteReader& r, const ReaderLimit
   if (out->header_length > internal::HeaderLimit(limits)) {
     return FormatError{absl::StrFormat("safetensors header length %d exceeds the limit of %d",
                                        out->header_length, internal::HeaderLimit(limits)),
+                       0};
+  }
+  if (out->header_length > kHubMaxSafetensorsHeaderBytes) {
+    return FormatError{absl::StrFormat("safetensors header length %d exceeds %d, the longest "
+                                       "@huggingface/hub reads",
+                                       out->header_length, kHubMaxSafetensorsHeaderBytes),
                        0};
   }
   base::Bytes header;

@@ -84,6 +84,14 @@ FormatResult<std::string> SafetensorsHeader(std::span<const SafetensorsEntry> te
           "included, and overflow; kiln cannot write it so that they read it",
           internal::Quoted(t.name), absl::StrJoin(t.shape, ", "))};
     }
+    for (const std::uint64_t d : t.shape) {
+      if (d > kHubMaxSafetensorsDimension) {
+        return FormatError{absl::StrFormat(
+            "tensor %s: dimension %d of shape [%s] exceeds 2^32, the largest @huggingface/hub "
+            "reads; kiln writes only files every safetensors reader reads",
+            internal::Quoted(t.name), d, absl::StrJoin(t.shape, ", "))};
+      }
+    }
     const auto end = base::CheckedAdd(offset, t.byte_length);
     if (!end) return FormatError{"the tensors' total size exceeds 2^64-1"};
     absl::StrAppendFormat(&json, R"(%s%s:{"dtype":"%s","shape":[%s],"data_offsets":[%d,%d]})",
@@ -93,11 +101,11 @@ FormatResult<std::string> SafetensorsHeader(std::span<const SafetensorsEntry> te
   }
   json += "}";
   json.append((8 - json.size() % 8) % 8, ' ');
-  if (json.size() > kMaxSafetensorsHeaderBytes) {
+  if (json.size() > kHubMaxSafetensorsHeaderBytes) {
     return FormatError{
-        absl::StrFormat("the safetensors header would be %d bytes, above the "
-                        "limit of %d",
-                        json.size(), kMaxSafetensorsHeaderBytes)};
+        absl::StrFormat("the safetensors header would be %d bytes, above %d, the longest "
+                        "@huggingface/hub reads",
+                        json.size(), kHubMaxSafetensorsHeaderBytes)};
   }
   std::array<std::uint8_t, 8> length{};
   base::StoreLe<0>(std::span(length), std::uint64_t{json.size()});

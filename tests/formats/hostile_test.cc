@@ -275,8 +275,12 @@ TEST(SafetensorsHostile, HeaderLengths) {
   Bytes limit;
   PutLe(&limit, 100'000'001, 8);
   EXPECT_NE(StError(limit).find("exceeds the limit of 100000000"), std::string::npos);
+  Bytes hub;
+  PutLe(&hub, 25'000'001, 8);
+  EXPECT_NE(StError(hub).find("exceeds 25000000, the longest @huggingface/hub reads"),
+            std::string::npos);
   Bytes cut;
-  PutLe(&cut, 100'000'000, 8);
+  PutLe(&cut, 25'000'000, 8);
   Append(&cut, "{}");
   EXPECT_NE(StError(cut).find("only 2 bytes follow"), std::string::npos);
   EXPECT_NE(StError({1, 2, 3}).find("too short"), std::string::npos);
@@ -546,8 +550,68 @@ TEST(GgufFollowsGgml, TypesFortyToFortyTwoAreRead) {
     EXPECT_EQ(t->type_size, c.type_size);
     const auto r = ReadGguf(
         Gguf(3, 1, 0).Info("w", {c.block_size, 2}, c.id, 0).Pad(32).Zeros(2 * c.type_size).b);
+    if (c.id == 42) {  // gguf-py's types end at Q1_0 (41)
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(r.error().message.find("ggml type 42 (Q2_0) is refused: gguf-py does not know it"),
+                std::string::npos)
+          << r.error().message;
+      continue;
+    }
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ(r.value().tensors[0].data.size(), 2 * c.type_size);
+  }
+}
+
+// gguf-py (GGUFReader) builds a numpy array over each tensor: numpy refuses
+// one whose itemsize times its nonzero dimensions exceeds 2^63-1, even empty;
+// it sizes Q8_1 blocks at 40 bytes (ggml: 36); it does not know Q2_0; it has
+// no innermost dimension for a BF16 tensor of no dimensions. Each bound just
+// under, at and just over, as files.
+TEST(GgufAgreesWithGgufPy, BoundsJustUnderAtAndOver) {
+  const auto one = [](std::vector<std::uint64_t> ne, std::uint32_t type, std::size_t data) {
+    return Gguf(3, 1, 0).Info("w", std::move(ne), type, 0).Pad(32).Zeros(data).b;
+  };
+  constexpr std::uint32_t kI8 = 24, kF32 = 0, kBf16 = 30, kQ8_1 = 9, kQ4_0 = 2;
+  // 2^63-1 = 1532540863 * 47388607 * 127; 2^63-2 = 2147483647 * 2147483649 * 2.
+  struct Case {
+    std::string_view rule;
+    Bytes file;
+    std::string_view refused;  // empty: read
+  };
+  const std::string numpy = "gguf-py's numpy array would hold more than 2^63-1 bytes";
+  const Case cases[] = {
+      {"I8, nonzero dimensions 2^63-2", one({2147483647, 2147483649, 2, 0}, kI8, 0), ""},
+      {"I8, nonzero dimensions 2^63-1", one({1532540863, 47388607, 127, 0}, kI8, 0), ""},
+      {"I8, nonzero dimensions 2^63", one({2147483648, 2147483648, 2, 0}, kI8, 0), numpy},
+      {"ne [2^32, 2^32, 0]", one({4294967296, 4294967296, 0}, kI8, 0), numpy},
+      {"ne [0, 2^32, 2^32]", one({0, 4294967296, 4294967296}, kI8, 0), numpy},
+      {"F32 (itemsize 4), nonzero dimensions 2^61-2^31", one({0, 2147483648, 1073741823}, kF32, 0),
+       ""},
+      {"F32 (itemsize 4), nonzero dimensions 2^61", one({0, 2147483648, 1073741824}, kF32, 0),
+       numpy},
+      {"Q4_0 as bytes: ne[0] 2^32 is 2^27 blocks of 18 bytes, times 2^32",
+       one({4294967296, 0, 4294967296}, kQ4_0, 0), numpy},
+      {"Q4_0 as bytes: 2^27 * 18 * 2^31 < 2^63", one({4294967296, 0, 2147483648}, kQ4_0, 0), ""},
+      {"Q8_1 with no element", one({32, 0}, kQ8_1, 0), ""},
+      {"Q8_1 with 32 elements", one({32}, kQ8_1, 36),
+       "Q8_1 with elements is refused: gguf-py would misread it (it sizes a Q8_1 block at 40 "
+       "bytes, ggml's block_q8_1 is 36)"},
+      {"Q1_0 (41), the last type gguf-py knows", one({128}, 41, 18), ""},
+      {"Q2_0 (42)", one({64}, 42, 18), "ggml type 42 (Q2_0) is refused: gguf-py does not know it"},
+      {"BF16 of one dimension", one({1}, kBf16, 2), ""},
+      {"BF16 of no dimensions", one({}, kBf16, 2),
+       "a BF16 tensor of no dimensions is refused: gguf-py reads BF16 as bytes"},
+      {"F32 of no dimensions", one({}, kF32, 4), ""},
+  };
+  for (const Case& c : cases) {
+    const auto r = ReadGguf(c.file);
+    if (c.refused.empty()) {
+      EXPECT_TRUE(r.ok()) << c.rule << ": " << r.error().message;
+    } else {
+      ASSERT_FALSE(r.ok()) << c.rule;
+      EXPECT_NE(r.error().message.find(c.refused), std::string::npos)
+          << c.rule << ": " << r.error().message;
+    }
   }
 }
 

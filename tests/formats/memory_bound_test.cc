@@ -128,10 +128,11 @@ std::uint64_t WriteTinyMetadataGguf(const std::string& path) {
   return w.size();
 }
 
-// A safetensors file whose header is 28+ MB of tiny __metadata__ entries
-// ("KKKK":"", 10 bytes each), then one one-byte tensor.
+// A safetensors file whose header is 24+ MB of tiny __metadata__ entries
+// ("KKKK":"", 10 bytes each), then one one-byte tensor: near the 25,000,000
+// bytes @huggingface/hub reads, the longest header kiln reads.
 std::uint64_t WriteTinyMetadataSafetensors(const std::string& path) {
-  constexpr std::uint64_t kEntries = 28'000'000 / 10 + 1;
+  constexpr std::uint64_t kEntries = 24'000'000 / 10 + 1;
   std::string tail = R"(},"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
   const std::uint64_t header = 17 + kEntries * 10 - 1 + tail.size();  // {"__metadata__":{ ... }
   ChunkedWriter w(path);
@@ -194,9 +195,9 @@ TEST(MemoryBound, GgufOfTinyMetadataEntries) {
 TEST(MemoryBound, SafetensorsOfTinyMetadataEntries) {
   TempDir tmp;
   const std::uint64_t size = WriteTinyMetadataSafetensors(tmp / "in.safetensors");
-  ASSERT_GE(size, 28'000'000u);
+  ASSERT_GE(size, 24'000'000u);
   ConvertBothWays(tmp, tmp / "in.safetensors", size, "more than the limit of 65536 entries",
-                  "2800001 entries not carried over");
+                  "2400001 entries not carried over");
 }
 
 // Before: std::bad_alloc and abort (exit 134) from reserving count entries.

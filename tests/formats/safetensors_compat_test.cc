@@ -44,16 +44,26 @@ const std::vector<Case>& Cases() {
       // validate(): checked_mul over every dimension from 1, in order, a zero
       // included, then times the bits.
       {"shape product overflows before the zero",
-       Entry("U8", "1099511627776,1099511627776,0", "0,0"), 0, false, false, "overflows"},
+       Entry("U8", "1099511627776,1099511627776,0", "0,0"), 0, false, false,
+       "exceeds 2^32"},  // the Hub's dimension bound comes first
       {"shape product overflows before the zero", Entry("U8", "4294967296,4294967296,0", "0,0"), 0,
        false, false, "overflows"},
-      {"shape: the zero comes first, no overflow",
-       Entry("U8", "0,1099511627776,1099511627776", "0,0"), 0, true, true},
-      {"shape: 2^64-1 then 0 fits", Entry("U8", "18446744073709551615,0", "0,0"), 0, true, true},
-      {"shape: (2^32-1)(2^32+1) = 2^64-1 fits", Entry("U8", "4294967295,4294967297,0", "0,0"), 0,
-       true, true},
-      {"count times bits overflows", Entry("U8", "2305843009213693952", "0,0"), 0, false, false,
-       "overflows"},
+      // The crate reads these; @huggingface/hub refuses any dimension above 2^32.
+      {"shape: the zero comes first, no overflow (the Hub: 2^40 > 2^32)",
+       Entry("U8", "0,1099511627776,1099511627776", "0,0"), 0, true, false,
+       "dimension 1099511627776 exceeds 2^32, the largest @huggingface/hub reads"},
+      {"shape: 2^64-1 then 0 fits (the Hub: > 2^32)", Entry("U8", "18446744073709551615,0", "0,0"),
+       0, true, false, "exceeds 2^32"},
+      {"shape: (2^32-1)(2^32+1) = 2^64-1 fits (the Hub: 2^32+1 > 2^32)",
+       Entry("U8", "4294967295,4294967297,0", "0,0"), 0, true, false,
+       "dimension 4294967297 exceeds 2^32"},
+      {"the Hub's largest dimension, 2^32, beside a 0", Entry("U8", "4294967296,0", "0,0"), 0, true,
+       true},
+      {"2^32-1 beside a 0", Entry("U8", "0,4294967295", "0,0"), 0, true, true},
+      {"2^32+1 beside a 0", Entry("U8", "0,4294967297", "0,0"), 0, true, false,
+       "dimension 4294967297 exceeds 2^32"},
+      {"count times bits overflows: 2^62 U64", Entry("U64", "4294967296,1073741824", "0,0"), 0,
+       false, false, "overflows"},
       // serde_json: whitespace around the header object.
       {"leading tab and newline", "\t\n\r {}", 0, true, true},
       {"leading space before a tensor", " " + Entry("U8", "1", "0,1"), 1, true, true},
@@ -61,12 +71,17 @@ const std::vector<Case>& Cases() {
       {"leading byte order mark", "\xEF\xBB\xBF{}", 0, false, false, "not a JSON object"},
       {"trailing newline", "{}\n", 0, true, true},
       {"trailing NUL", std::string("{}\0", 3), 0, false, false, "unexpected text"},
-      // serde reads a struct from a sequence of its fields, exactly three.
-      {"tensor entry as an array", R"({"t":["U8",[2],[0,2]]})", 2, true, true},
+      // serde reads a struct from a sequence of its fields, exactly three;
+      // @huggingface/hub reads only the object ("tensor is malformed").
+      {"tensor entry as an array", R"({"t":["U8",[2],[0,2]]})", 2, true, false,
+       "written as the array [dtype, shape, data_offsets]: refused, @huggingface/hub reads only "
+       "the object form"},
+      {"tensor entry as an array, after whitespace", "{\"t\": \n [\"U8\",[2],[0,2]]}", 2, true,
+       false, "@huggingface/hub reads only the object form"},
       {"tensor entry as an array of 2", R"({"t":["U8",[2]]})", 2, false, false,
-       "expected [dtype, shape, data_offsets]"},
+       "written as the array"},
       {"tensor entry as an array of 4", R"({"t":["U8",[2],[0,2],1]})", 2, false, false,
-       "expected [dtype, shape, data_offsets]"},
+       "written as the array"},
       // Dtype names of the crate, and the bits of sub-byte ones.
       // Names 0.6.2 does not know: main reads them, 0.6.2 refuses ("crate_reads"
       // is what both versions read).
@@ -120,19 +135,69 @@ TEST(SafetensorsCompat, ReadsWhatTheCrateReadsOrSaysWhy) {
   }
 }
 
-TEST(SafetensorsCompat, ArrayEntryReadsTheSameTensors) {
-  // The file outlives the result: names are views into it.
-  const Bytes file = St(
-      R"({"b":{"dtype":"F8_E5M2","shape":[2],"data_offsets":[2,4]},"a":["F8_E4M3",[1,2],[0,2]]})",
-      4);
-  const auto r = ReadSafetensors(file);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  ASSERT_EQ(r.value().tensors.size(), 2u);
-  EXPECT_EQ(r.value().tensors[0].name, "a");
-  EXPECT_EQ(r.value().tensors[0].dtype, Dtype::kF8E4m3fn);
-  EXPECT_EQ(r.value().tensors[0].shape, (std::vector<std::uint64_t>{1, 2}));
-  EXPECT_EQ(r.value().tensors[1].dtype, Dtype::kF8E5m2);
-  EXPECT_EQ(r.value().tensors[1].dtype_name, "F8_E5M2");
+// @huggingface/hub refuses a header longer than 25,000,000 bytes (the crate
+// allows 100,000,000): whitespace after the object, to lengths just under, at
+// and just over, under the caller's default limit and a raised one.
+TEST(SafetensorsCompat, HeaderLengthStopsAtTheHubs25000000) {
+  const std::string json = Entry("U8", "2", "0,2");
+  for (const std::size_t length : {24'999'999u, 25'000'000u, 25'000'001u}) {
+    std::string text = json;
+    text.resize(length, ' ');
+    const Bytes file = St(text, 2);
+    for (const ReaderLimits& limits :
+         {ReaderLimits{}, ReaderLimits{.max_header_bytes = 0xFFFF'FFFF}}) {
+      const auto r = ReadSafetensors(file, limits);
+      if (length <= 25'000'000) {
+        EXPECT_TRUE(r.ok()) << length << ": " << r.error().message;
+      } else {
+        ASSERT_FALSE(r.ok()) << length;
+        EXPECT_NE(r.error().message.find("safetensors header length 25000001 exceeds 25000000, "
+                                         "the longest @huggingface/hub reads"),
+                  std::string::npos)
+            << r.error().message;
+      }
+    }
+  }
+}
+
+// What kiln writes, the Hub reads: no dimension above 2^32, no header above
+// 25,000,000 bytes (sized here by the length of the last name).
+TEST(SafetensorsCompat, WriterStaysInsideTheHubsBounds) {
+  const std::vector<std::uint64_t> at = {0, 1ull << 32};
+  const std::vector<std::uint64_t> over = {0, (1ull << 32) + 1};
+  const SafetensorsEntry fits[] = {{"w", Dtype::kU8, at, 0}};
+  EXPECT_TRUE(SafetensorsHeader(fits).ok());
+  const SafetensorsEntry too_big[] = {{"w", Dtype::kU8, over, 0}};
+  const auto h = SafetensorsHeader(too_big);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("dimension 4294967297 of shape [0, 4294967297] exceeds 2^32, "
+                                   "the largest @huggingface/hub reads"),
+            std::string::npos)
+      << h.error().message;
+
+  const std::vector<std::uint64_t> shape = {0};
+  const auto header_of = [&shape](std::size_t name_bytes) {
+    const std::string name(name_bytes, 'n');
+    const SafetensorsEntry entries[] = {{name, Dtype::kU8, shape, 0}};
+    return SafetensorsHeader(entries);
+  };
+  const auto small = header_of(1);
+  ASSERT_TRUE(small.ok());
+  std::string_view text(small.value());
+  text.remove_prefix(8);
+  const std::size_t unpadded = text.find_last_not_of(' ') + 1;  // JSON before the padding
+  const std::size_t at_limit = 1 + 25'000'000 - unpadded;       // unpadded 25,000,000: no padding
+  for (const std::size_t extra : {0u, 8u}) {
+    const auto r = header_of(at_limit - extra);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r.value().size(), 8 + 25'000'000 - extra);
+  }
+  const auto past = header_of(at_limit + 1);
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.error().message.find("the safetensors header would be 25000008 bytes, above "
+                                      "25000000, the longest @huggingface/hub reads"),
+            std::string::npos)
+      << past.error().message;
 }
 
 // 0.6.2 refuses C64 (added in 0.7.0) and the FNUZ names (after 0.7.0).
@@ -157,7 +222,7 @@ TEST(SafetensorsCompat, WriterRefusesShapesTheCrateOverflowsOn) {
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.error().message.find("the zero included, and overflow"), std::string::npos)
       << h.error().message;
-  const std::vector<std::uint64_t> fine = {0, 1ull << 40, 1ull << 40};
+  const std::vector<std::uint64_t> fine = {0, 1ull << 32, 1ull << 32};
   const SafetensorsEntry zero_first[] = {{"w", Dtype::kU8, fine, 0}};
   EXPECT_TRUE(SafetensorsHeader(zero_first).ok());
 }

@@ -1,11 +1,13 @@
 """Runs the GGUF boundary cases (gguf_cases.py) through kiln and through one
 reference reader, and compares.
 
-usage: gguf_diff.py KILN {js|cpp} READER_COMMAND...
+usage: gguf_diff.py KILN {js|py|cpp} READER_COMMAND...
 
 READER_COMMAND is called once with every case file appended: for `js`,
-tests/loaders/gguf-js/read.mjs (one JSON line per file); for `cpp`, the
-gguf-cpp driver (tests/loaders/gguf-cpp/driver.cc). kiln reads a file when
+tests/loaders/gguf-js/read.mjs (one JSON line per file); for `py`,
+tests/loaders/gguf-py/read.py (the same lines, with each tensor's name in hex
+and its size in bytes); for `cpp`, the gguf-cpp driver
+(tests/loaders/gguf-cpp/driver.cc). kiln reads a file when
 `kiln convert F.gguf F.klnt` exits 0 and refuses it when it exits 1.
 
 A case fails when kiln reads a file the reference refuses, or when both read
@@ -32,12 +34,14 @@ def run_reference(kind, command, paths):
     """{path: None (refused) or (data_offset, [(name bytes, type, ne list, offset, nbytes)])}."""
     out = subprocess.run(command + paths, capture_output=True, check=True).stdout
     result = {}
-    if kind == "js":
+    if kind in ("js", "py"):
         for line in out.decode().splitlines():
             r = json.loads(line)
             result[r["file"]] = None if not r["ok"] else (
                 int(r["data_offset"]),
-                [(t["name"].encode(), t["type"], [int(d) for d in t["ne"]], int(t["offset"]), None)
+                [(bytes.fromhex(t["name_hex"]) if "name_hex" in t else t["name"].encode(),
+                  t["type"], [int(d) for d in t["ne"]], int(t["offset"]),
+                  int(t["nbytes"]) if "nbytes" in t else None)
                  for t in r["tensors"]])
         return result
     current = None

@@ -3,8 +3,9 @@
 # format's reference reader (docs/compatibility.md). Runs every
 # tests/loaders/*/run.sh with the kiln binary as its argument. A suite whose
 # reference cannot run here (the safetensors crate, ggml's gguf.cpp: built
-# locally from fetched sources) says "skipped" and why; the suites CI needs
-# (numpy.load, @huggingface/gguf) fail instead when their reader is missing.
+# locally from fetched sources; gguf-py, read from llama.cpp's sources) says
+# "skipped" and why; the suites CI needs (numpy.load, @huggingface/gguf,
+# @huggingface/hub) fail instead when their reader is missing.
 # Usage: tests/loaders/run.sh path/to/kiln
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -181,6 +181,19 @@ def main():
     raw("shape-2^62-F4", '{"a":{"dtype":"F4","shape":[4611686018427387904],"data_offsets":[0,1]}}', b"x")
     raw("shape-whitespace", '{ "a" : { "dtype" : "U8" , "shape" : [ 1 , 2 ] , "data_offsets" : [ 0 , 2 ] } }', b"xy")
 
+    # @huggingface/hub's bounds (parse-safetensors-metadata.ts, 2.17.5): a
+    # header of at most 25,000,000 bytes, dimensions of at most 2^32, the
+    # object form of an entry; and a tensor named __proto__, whose entry it
+    # does not check (its omit() drops the key when it copies the header).
+    small = '{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'
+    for n in (24_999_999, 25_000_000, 25_000_001):
+        raw("hub-header-%d" % n, small + " " * (n - len(small)), b"x")
+    raw("hub-dim-2^32-then-0", '{"a":{"dtype":"U8","shape":[4294967296,0],"data_offsets":[0,0]}}')
+    raw("hub-dim-0-then-2^32+1", '{"a":{"dtype":"U8","shape":[0,4294967297],"data_offsets":[0,0]}}')
+    raw("hub-dim-2^32-2^32-0-f32", '{"a":{"dtype":"F32","shape":[0,4294967296,4294967296],"data_offsets":[0,0]}}')
+    raw("hub-name-proto", '{"__proto__":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}', b"xy")
+    raw("hub-name-proto-dim-2^40", '{"__proto__":{"dtype":"U8","shape":[1099511627776,0],"data_offsets":[0,0]}}')
+
     # data_offsets.
     raw("offsets-unsorted-in-text", '{"b":{"dtype":"U8","shape":[2],"data_offsets":[2,4]},'
         '"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}', b"abcd")
@@ -229,6 +242,8 @@ def main():
             ("shape-2^32-2^32-0-f4", "<f4", (2**32, 2**32, 0), b""),
             ("shape-0-2^40-2^40", "|u1", (0, 2**40, 2**40), b""),
             ("shape-2^64-1-0", "|u1", (2**64 - 1, 0), b""),
+            ("shape-0-2^32", "|u1", (0, 2**32), b""),          # the Hub's largest dimension
+            ("shape-0-2^32+1", "|u1", (0, 2**32 + 1), b""),
             ("shape-rank-8", "<i2", (1, 2, 1, 2, 1, 1, 1, 1), bytes(8)),
             ("scalar-f8", "<f8", (), bytes(range(8))),
             ("complex64", "<c8", (2,), bytes(16))]:

@@ -1,9 +1,10 @@
 // GGUF files (versions 2 and 3, little-endian), as written by llama.cpp.
 //
-// A file is read only when both reference readers read it with the same
-// tensors: ggml's gguf.cpp (gguf_init_from_file with no_alloc, as llama.cpp
-// calls it) and @huggingface/gguf (docs/compatibility.md lists where kiln is
-// stricter, and why; tests/loaders/gguf-* run the files through all three).
+// A file is read only when the three reference readers read it with the
+// same tensors: ggml's gguf.cpp (gguf_init_from_file with no_alloc, as
+// llama.cpp calls it), @huggingface/gguf and gguf-py's GGUFReader
+// (docs/compatibility.md lists where kiln is stricter, and why;
+// tests/loaders/gguf-* run the files through kiln and each).
 //
 // Every count and length is bounded by the bytes that remain and by the
 // caller's ReaderLimits before anything is read: a tensor_count of 2^40 in a
@@ -21,8 +22,11 @@
 // Tensors: names unique, under 64 bytes (GGML_MAX_NAME), well-formed UTF-8
 // without NUL or a leading U+FEFF; at most 4 dimensions (GGML_MAX_DIMS), each
 // at most 2^32, the element count passing gguf.cpp's test against 2^63-1; a
-// ggml type of ggml's type table, the innermost dimension a multiple of its
-// block size. Layout as gguf.cpp requires it: the data section starts at the
+// ggml type of ggml's type table up to Q1_0 (41; gguf-py knows no later
+// one), the innermost dimension a multiple of its block size; no Q8_1 tensor
+// with elements (gguf-py sizes its blocks at 40 bytes, ggml at 36), no BF16
+// tensor of no dimensions, and, even with a zero dimension, at most 2^63-1
+// bytes counting only the nonzero dimensions (gguf-py's numpy array). Layout as gguf.cpp requires it: the data section starts at the
 // end of the tensor infos padded to the alignment, inside the file when
 // there are tensors, and each tensor's offset is the sum of the sizes of the
 // tensors before it in file order, each padded to the alignment (a tensor of

@@ -33,7 +33,17 @@ using kiln::kMaxNamedKilnTensors;
 
 // The longest safetensors JSON header: the reference implementation's own
 // limit (it refuses a longer one), so a file kiln writes is one it reads.
+// The caller limit defaults to it; the readers and the writer also apply the
+// Hub's tighter bound below.
 inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
+// @huggingface/hub 2.17.5, parseSafetensorsMetadata (the Hub's own reader of
+// safetensors headers) refuses a header longer than 25,000,000 bytes
+// (MAX_HEADER_LENGTH) and any dimension above 2^32 (MAX_TENSOR_DIM), even in
+// a tensor with a zero dimension; it also refuses a tensor entry written as
+// the array [dtype, shape, data_offsets], which the crate reads. kiln reads
+// and writes only headers inside all three.
+inline constexpr std::uint64_t kHubMaxSafetensorsHeaderBytes = 25'000'000;
+inline constexpr std::uint64_t kHubMaxSafetensorsDimension = std::uint64_t{1} << 32;
 // The longest .npy header (the dict with its padding, after the length
 // field): NumPy's own max_header_size, past which numpy.load refuses a file
 // unless told to trust it (allow_pickle=True).
@@ -67,6 +77,27 @@ inline constexpr std::uint64_t kGgufMaxKeyBytes = 65'535;
 // (a longer one can leave the next read outside them).
 inline constexpr std::uint64_t kMaxGgufStringBytes = 1'000'000;
 inline constexpr std::uint64_t kMaxGgufArrayElements = 1'000'000;
+
+// gguf-py (llama.cpp's gguf-py/gguf/gguf_reader.py, GGUFReader, read at
+// llama.cpp 0b6d2254, its constants at 0024aa74) builds a numpy array over
+// every tensor's bytes. Where it cannot, or builds a different one, kiln
+// refuses the file:
+// - numpy refuses an array whose itemsize times its nonzero dimensions
+//   exceeds 2^63-1, even when a zero dimension leaves it empty (ne [2^32,
+//   2^32, 0]); gguf-py's itemsize is the type's for F16, F32, F64 and I8-I64,
+//   and 1 for every other type, whose innermost dimension it turns into
+//   bytes (ne[0] / block size * block bytes). kNumpyMaxBytes is the bound.
+// - it does not know ggml types above Q1_0 (41): Q2_0 (42) is refused.
+inline constexpr std::uint32_t kGgufPyMaxType = 41;
+// - it sizes a Q8_1 block at 40 bytes (4 + 4 + 32: two floats), where ggml's
+//   block_q8_1 is 36 (two halves and 32 int8): any Q8_1 tensor with elements
+//   is a different run of bytes to gguf-py than to gguf.cpp, so kiln refuses
+//   it (ggml writes no Q8_1 model files: it is the type activations are
+//   quantized to at run time).
+inline constexpr std::uint64_t kGgufPyQ8_1BlockBytes = 40;
+// - a tensor of no dimensions whose type it reads as bytes (BF16: the
+//   quantized types cannot have one row of one element) has no innermost
+//   dimension to turn into bytes: it fails, so kiln refuses it.
 
 // GGUF key/value pairs, or safetensors __metadata__ entries: real files have
 // tens to a few hundred (a GGUF vocabulary is one array value), and Kiln has

@@ -2,12 +2,15 @@
 // JSON, then the data section, which the tensors' data_offsets cover.
 //
 // The reference is the safetensors crate (SafeTensors::deserialize, at 0.6.2
-// and at main); kiln reads no file it refuses (docs/compatibility.md lists
-// where kiln is stricter, and why). Reading checks what it checks: N at most
-// 100,000,000 (ReaderLimits::max_header_bytes) and N + 8 bytes present; the
-// header one JSON object, JSON whitespace allowed before and after it; each
-// tensor entry an object {"dtype", "shape", "data_offsets"} or, as serde
-// reads a struct, the array [dtype, shape, data_offsets]; the element count
+// and at main), and @huggingface/hub's parseSafetensorsMetadata; kiln reads
+// no file either refuses (docs/compatibility.md lists where kiln is
+// stricter, and why). Reading checks what they check: N at most 100,000,000
+// (ReaderLimits::max_header_bytes) and at most 25,000,000 (the Hub's), N + 8
+// bytes present; the header one JSON object, JSON whitespace allowed before
+// and after it; each tensor entry an object {"dtype", "shape",
+// "data_offsets"} (the crate also reads serde's array [dtype, shape,
+// data_offsets]; the Hub does not, nor does kiln); no dimension above 2^32
+// (the Hub's bound, even beside a zero); the element count
 // the checked product of every dimension (a zero does not stop it: a product
 // past 2^64-1 is refused), times the dtype's bits, a whole number of bytes
 // equal to end - begin; the ranges, sorted by offset, tile the data section
@@ -30,7 +33,8 @@
 // its own tensor order; the reference writer would sort by dtype and name)
 // and writes the header as compact JSON with the keys of each entry in the
 // order dtype, shape, data_offsets, padded with spaces to a multiple of 8
-// bytes, as the reference writer does.
+// bytes, as the reference writer does. It refuses a dimension above 2^32 or
+// a header above 25,000,000 bytes, which the Hub would not read.
 #ifndef KILN_FORMATS_SAFETENSORS_H_
 #define KILN_FORMATS_SAFETENSORS_H_
 

@@ -18,6 +18,8 @@
 namespace kiln::python {
 namespace {
 
+// Made and driven by one call of kiln/_ranges.py, never shared between
+// threads (provide() releases the GIL while it checks).
 class PyRangeValidator {
  public:
   PyRangeValidator(std::uint64_t size, const RangeOptions& options) : v_(size, options) {}

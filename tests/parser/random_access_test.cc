@@ -144,8 +144,8 @@ void ExpectMatchesParse(const Buffer& b, Mode mode, RangeOptions o, const std::s
   for (const Request& r : reader.requests) {
     EXPECT_GE(r.length, 1u) << what;
     // The header is one request of up to 64 bytes; max_range bounds the rest.
-    EXPECT_LE(r.length, r.offset == 0 ? std::max<std::uint64_t>(o.max_range, kHeaderSize)
-                                      : o.max_range)
+    EXPECT_LE(r.length,
+              r.offset == 0 ? std::max<std::uint64_t>(o.max_range, kHeaderSize) : o.max_range)
         << what;
     EXPECT_GE(r.offset, end) << what;
     EXPECT_LE(r.offset + r.length, b.size()) << what;
@@ -180,6 +180,17 @@ void ExpectMatchesParse(const Buffer& b, Mode mode, RangeOptions o, const std::s
       EXPECT_LE(r.offset + r.length, g->offset + g->length)
           << what << ": request [" << r.offset << ", +" << r.length << ") reads covered bytes";
     }
+  }
+  // Merged as documented: two payload requests in a row are apart by at
+  // least merge_gap covered bytes, or the second starts past the first's
+  // max_range cap (a closer gap would have been taken into the first).
+  for (std::size_t k = 1; k < reader.requests.size(); ++k) {
+    const Request& a = reader.requests[k - 1];
+    const Request& c = reader.requests[k];
+    if (a.offset < base) continue;
+    EXPECT_TRUE(c.offset - (a.offset + a.length) >= v.options().merge_gap ||
+                c.offset >= a.offset + v.options().max_range)
+        << what << ": requests at " << a.offset << " and " << c.offset << " not merged";
   }
   // Every gap byte was requested (P2 read it).
   std::uint64_t gap_bytes = 0;

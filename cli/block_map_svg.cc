@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace kiln::cli {
@@ -59,64 +58,16 @@ std::string RangeText(const map::Region& r) {
   return out;
 }
 
-// XML 1.0's Char production: a code point a document may hold at all.
-bool XmlChar(char32_t c) {
-  return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
-         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
-}
-
-// The code point of the well-formed UTF-8 sequence at text[i] and its length,
-// or a length of 0 when the bytes there are not one.
-std::pair<char32_t, std::size_t> DecodeUtf8(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char b0 = byte(i);
-  if (b0 < 0x80) return {b0, 1};
-  std::size_t n = 0;
-  char32_t c = 0;
-  char32_t min = 0;
-  if ((b0 & 0xE0) == 0xC0) {
-    n = 2, c = b0 & 0x1Fu, min = 0x80;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    n = 3, c = b0 & 0x0Fu, min = 0x800;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    n = 4, c = b0 & 0x07u, min = 0x10000;
-  } else {
-    return {0, 0};
-  }
-  if (text.size() - i < n) return {0, 0};
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return {0, 0};
-    c = (c << 6) | (byte(i + k) & 0x3Fu);
-  }
-  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return {0, 0};
-  return {c, n};
-}
-
 }  // namespace
 
-// Markup characters become references; a character XML 1.0 does not allow
-// in a document (a C0 control, U+FFFE, U+FFFF, a byte that is not UTF-8)
-// is written in base::Escape's notation (\u{fffe}, \xNN), so the document
-// always parses. Text reaching here has been through base::Escape already.
+// Markup characters become references. Nothing else needs XML's attention:
+// text reaching here has been through base::Escape, whose output holds no
+// character XML 1.0 forbids (C0 controls, U+FFFE and U+FFFF are written
+// \xNN and \u{NNNN} there, as are bytes that are not UTF-8).
 std::string XmlEscape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  char hex[16];
-  for (std::size_t i = 0; i < text.size();) {
-    const auto [c, n] = DecodeUtf8(text, i);
-    if (n == 0) {
-      static_cast<void>(
-          std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(text[i])));
-      out += hex;
-      ++i;
-      continue;
-    }
-    if (!XmlChar(c)) {
-      static_cast<void>(std::snprintf(hex, sizeof hex, "\\u{%x}", static_cast<unsigned>(c)));
-      out += hex;
-      i += n;
-      continue;
-    }
+  for (const char c : text) {
     switch (c) {
       case '&':
         out += "&amp;";
@@ -134,9 +85,8 @@ std::string XmlEscape(std::string_view text) {
         out += "&#39;";
         break;
       default:
-        out.append(text.substr(i, n));
+        out += c;
     }
-    i += n;
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "kiln/base/decimal.h"
+#include "kiln/policy.h"
 #include "size_arg.h"
 
 namespace kiln::cli {
@@ -112,7 +113,7 @@ FlagParse ParseIdleTimeoutFlag(const std::vector<std::string>& args, std::size_t
                                std::uint64_t* seconds, std::string* error) {
   if (args[*i] != "--idle-timeout") return FlagParse::kNotALimit;
   std::uint64_t n = 0;
-  if (*i + 1 >= args.size() || !ParseU64(args[*i + 1], &n) || n > formats::kMaxIdleTimeoutSeconds) {
+  if (*i + 1 >= args.size() || !ParseU64(args[*i + 1], &n) || n > kMaxIdleTimeoutSeconds) {
     *error = "--idle-timeout needs SECONDS (0 to 86400; 0: no timeout)";
     return FlagParse::kBadValue;
   }

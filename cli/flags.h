@@ -40,7 +40,7 @@ enum class FlagParse {
 
 // The default of --idle-timeout for `kiln validate` and `kiln ingest`
 // (kiln/formats/policy.h says why).
-using formats::kDefaultIdleTimeoutSeconds;
+using kiln::kDefaultIdleTimeoutSeconds;
 // --idle-timeout SECONDS (0: wait for ever): if args[*i] is it, stores the
 // value in *seconds and advances *i past the flag. kNotALimit when it is
 // another flag.

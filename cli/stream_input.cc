@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "kiln/policy.h"
 #include "progress.h"
 
 namespace kiln::cli {
@@ -157,7 +158,7 @@ StreamOutcome ReadStream(int fd, StreamValidator& v, const StreamSink& sink, std
   const int timeout_ms =
       idle_timeout_seconds == 0
           ? -1
-          : static_cast<int>(std::min<std::uint64_t>(idle_timeout_seconds, 86'400) * 1000);
+          : static_cast<int>(std::min(idle_timeout_seconds, kMaxIdleTimeoutSeconds) * 1000);
   const auto buf = std::make_unique_for_overwrite<std::uint8_t[]>(kStreamReadBytes);
   IdleWatchdog watchdog(idle_timeout_seconds);
   std::optional<Progress> progress;

@@ -53,15 +53,24 @@ void Touch(const std::uint8_t* p, std::size_t n) {
   g_sink = x;
 }
 
+// A struct of the C ABI with struct_size set, as a caller passes it.
+template <typename T>
+T Sized() {
+  T v{};
+  v.struct_size = sizeof(T);
+  return v;
+}
+
 void Walk(const std::uint8_t* data, std::size_t size, const kiln_directory* d,
           const kiln_directory* streamed) {
-  kiln_header h;
+  kiln_header h = Sized<kiln_header>();
   if (kiln_directory_header(d, &h) != KILN_OK) Broken("walk", "no header");
   if (h.block_length > size) Broken("walk", "block_length past the buffer");
-  const std::uint32_t count = kiln_directory_tensor_count(d);
+  std::uint32_t count = 0;
+  if (kiln_directory_tensor_count(d, &count) != KILN_OK) Broken("walk", "no tensor count");
   if (count != h.tensor_count) Broken("walk", "tensor_count");
   for (std::uint32_t i = 0; i < count; ++i) {
-    kiln_tensor t;
+    kiln_tensor t = Sized<kiln_tensor>();
     if (kiln_directory_tensor(d, i, &t) != KILN_OK) Broken("walk", "tensor refused");
     if (t.index != i || t.rank > KILN_MAX_RANK || t.dtype_name == nullptr) {
       Broken("walk", "tensor fields");
@@ -75,7 +84,7 @@ void Walk(const std::uint8_t* data, std::size_t size, const kiln_directory* d,
     if (t.name_length > 0) Touch(t.name, t.name_length);
     if (t.layout_length > 0) Touch(t.layout, t.layout_length);
     if (streamed != nullptr) {
-      kiln_tensor s;
+      kiln_tensor s = Sized<kiln_tensor>();
       if (kiln_directory_tensor(streamed, i, &s) != KILN_OK || s.payload != nullptr ||
           s.dtype != t.dtype || s.rank != t.rank ||
           std::memcmp(s.shape, t.shape, sizeof t.shape) != 0 || s.byte_offset != t.byte_offset ||
@@ -88,16 +97,16 @@ void Walk(const std::uint8_t* data, std::size_t size, const kiln_directory* d,
       }
     }
   }
-  kiln_tensor t;
+  kiln_tensor t = Sized<kiln_tensor>();
   if (kiln_directory_tensor(d, count, &t) != KILN_BAD_ARGUMENT) Broken("walk", "index == count");
 }
 
 struct StreamResult {
   kiln_status status = KILN_NEED_MORE;
-  kiln_error error{};
+  kiln_error error = Sized<kiln_error>();
   std::uint64_t consumed = 0;
   bool has_header = false;
-  kiln_header header{};
+  kiln_header header = Sized<kiln_header>();
 };
 
 // Feeds data in the pieces next(left) asks for, until a verdict (in whole
@@ -107,9 +116,11 @@ template <typename Next>
 StreamResult RunStream(const std::uint8_t* data, std::size_t size, const kiln_options& options,
                        Next next, kiln_stream** stream) {
   StreamResult r;
-  kiln_stream* s = kiln_stream_new(&options);
+  kiln_stream* s = nullptr;
+  if (kiln_stream_new(&options, &s, &r.error) != KILN_OK || s == nullptr) {
+    Broken("stream", std::string("kiln_stream_new failed: ") + r.error.message);
+  }
   *stream = s;
-  if (s == nullptr) Broken("stream", "kiln_stream_new failed");
   std::size_t at = 0;
   kiln_status status = KILN_NEED_MORE;
   while (at < size) {
@@ -132,13 +143,13 @@ StreamResult RunStream(const std::uint8_t* data, std::size_t size, const kiln_op
   if (kiln_stream_feed(s, data, size, &used) != KILN_BAD_ARGUMENT || used != 0) {
     Broken("stream", "a feed after finish was taken");
   }
-  if (kiln_stream_error(s, &r.error) != (r.status == KILN_INVALID ? KILN_OK : r.status)) {
-    Broken("stream", "kiln_stream_error");
-  }
-  r.consumed = kiln_stream_consumed(s);
+  if (kiln_stream_error(s, &r.error) != r.status) Broken("stream", "kiln_stream_error");
+  if (kiln_stream_consumed(s, &r.consumed) != KILN_OK) Broken("stream", "kiln_stream_consumed");
   if (r.consumed > size) Broken("stream", "consumed more than fed");
   r.has_header = kiln_stream_header(s, &r.header) == KILN_OK;
-  if ((r.status == KILN_OK) != (kiln_stream_directory(s) != nullptr)) {
+  const kiln_directory* directory = nullptr;
+  if (kiln_stream_directory(s, &directory) != r.status ||
+      (r.status == KILN_OK) != (directory != nullptr)) {
     Broken("stream", "directory and status disagree");
   }
   return r;
@@ -156,8 +167,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* input, std::size_t inp
   options.mode = (control & 1) != 0 ? KILN_MODE_PREFIX : KILN_MODE_WHOLE;
 
   // Whole buffer: kiln_validate and kiln_parse agree.
-  kiln_error validated;
-  kiln_error parsed;
+  kiln_error validated = Sized<kiln_error>();
+  kiln_error parsed = Sized<kiln_error>();
   const kiln_status v = kiln_validate(data, size, &options, &validated);
   kiln_directory* d = nullptr;
   const kiln_status p = kiln_parse(data, size, &options, &d, &parsed);
@@ -200,7 +211,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* input, std::size_t inp
     } else {
       // Whole mode, trailing bytes: the verdict on the block itself, else
       // FRAME H8 at its end.
-      kiln_error block_error;
+      kiln_error block_error = Sized<kiln_error>();
       const kiln_status b =
           kiln_validate(data, static_cast<std::size_t>(length), &options, &block_error);
       if (b == KILN_INVALID) {
@@ -230,8 +241,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* input, std::size_t inp
   if (chunked.status == KILN_OK && p != KILN_OK) Broken("stream", "OK where the whole is not");
 
   if (d != nullptr) {
-    Walk(data, size, d,
-         chunked.status == KILN_OK ? kiln_stream_directory(chunked_stream) : nullptr);
+    const kiln_directory* streamed = nullptr;
+    if (chunked.status == KILN_OK && kiln_stream_directory(chunked_stream, &streamed) != KILN_OK) {
+      Broken("stream", "no directory");
+    }
+    Walk(data, size, d, streamed);
   }
   kiln_stream_free(chunked_stream);
   kiln_stream_free(one_stream);

@@ -153,7 +153,7 @@ export interface Kiln {
    * [2, 10^8] then "{" at byte 8. It says nothing about validity.
    */
   detectFormat(firstBytes: Uint8Array): Format;
-  /** Untrusted text (a name, a path) as `kiln validate` prints it: control, bidi, zero-width characters and invalid bytes made visible. */
+  /** Untrusted text (a name, a path) as `kiln validate` prints it (the same C++ function): controls, bidi, zero-width and other invisible characters, noncharacters and invalid bytes made visible. */
   escape(text: string | Uint8Array): string;
   /** The one-line statement of a rule ("H1".."P2"), or null. */
   /**

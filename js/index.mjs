@@ -11,11 +11,10 @@ const NEED_MORE = 2;
 const BAD_ARGUMENT = 3;
 const NO_MEMORY = 4;
 const INTERNAL_ERROR = 5;
+const BUFFER_TOO_SMALL = 6;
 
-const CLASS_NAMES = ['', 'FRAME', 'TYPE', 'LIMIT', 'UTF8', 'ARGUMENT', 'INTERNAL'];
 const NO_TENSOR = 0xffffffff;
 const MESSAGE_CAPACITY = 1024; // KILN_MESSAGE_CAPACITY
-const SIZE_MAX = 0xffffffff; // wasm32
 const U64_MAX = (1n << 64n) - 1n;
 // Chunks are copied into the module's memory through one staging buffer of
 // this size, however large the chunk the caller hands over.
@@ -163,6 +162,7 @@ class Kiln {
   #layout;
   #broken = null;
   #err; // kiln_error
+  #verdict; // kiln_error: blockMap's verdict argument
   #opts; // kiln_options
   #hdr; // kiln_header
   #tensor; // kiln_tensor
@@ -179,10 +179,19 @@ class Kiln {
       if (v === undefined) throw own(new Error(`kiln: the module does not describe ${name}`));
       return v;
     };
-    this.#err = this.#malloc(size('kiln_error'));
+    // Every struct the module writes carries its struct_size, set once
+    // here (the module never changes it).
+    const sized = (name) => {
+      const p = this.#malloc(size(name));
+      this.#heap().fill(0, p, p + size(name));
+      this.#view().setUint32(p + size(`${name}.struct_size`), size(name), true);
+      return p;
+    };
+    this.#err = sized('kiln_error');
+    this.#verdict = sized('kiln_error');
     this.#opts = this.#malloc(size('kiln_options'));
-    this.#hdr = this.#malloc(size('kiln_header'));
-    this.#tensor = this.#malloc(size('kiln_tensor'));
+    this.#hdr = sized('kiln_header');
+    this.#tensor = sized('kiln_tensor');
     this.#word = this.#malloc(8);
     if (m._kiln_options_init(this.#opts) !== OK) throw new Error('kiln: kiln_options_init failed');
     const dv = this.#view();
@@ -290,12 +299,23 @@ class Kiln {
     const length = dv.getUint32(p + this.#f('kiln_error.message_length'), true);
     const msgPtr = p + this.#f('kiln_error.message');
     return {
-      class: CLASS_NAMES[cls] ?? String(cls),
+      // The C ABI names the class (kiln_error_class_name): no table of its own here.
+      class: this.#cString(this.#m._kiln_error_class_name(cls)) || String(cls),
       rule: utf8.decode(h.subarray(rulePtr, ruleEnd)),
       offset: exactNumber(dv.getBigUint64(p + this.#f('kiln_error.offset'), true), 'error offset'),
       tensor: tensor === NO_TENSOR ? null : tensor,
       message: utf8.decode(h.subarray(msgPtr, msgPtr + length)),
     };
+  }
+
+  // A size_t or pointer the module stored in #word (wasm32: 4 bytes).
+  #wordU32() {
+    return this.#view().getUint32(this.#word, true);
+  }
+
+  // A uint64_t the module stored in #word.
+  #wordU64() {
+    return this.#view().getBigUint64(this.#word, true);
   }
 
   // A caller mistake the C ABI found (options it refused).
@@ -372,7 +392,8 @@ class Kiln {
     const m = this.#m;
     if (m._kiln_directory_header(dir, this.#hdr) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_directory_header');
     const header = this.#readHeader(this.#hdr);
-    const count = m._kiln_directory_tensor_count(dir) >>> 0;
+    if (m._kiln_directory_tensor_count(dir, this.#word) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_directory_tensor_count');
+    const count = this.#wordU32();
     const tensors = new Array(count);
     for (let i = 0; i < count; i++) {
       if (m._kiln_directory_tensor(dir, i, this.#tensor) !== OK) throw this.#failure(INTERNAL_ERROR, `kiln_directory_tensor(${i})`);
@@ -417,7 +438,7 @@ class Kiln {
         if (status === INVALID) return { ok: false, error: this.#readError() };
         if (status === BAD_ARGUMENT) throw this.#argumentError('inspect');
         if (status !== OK) throw this.#failure(status, 'inspect', this.#readError().message);
-        const dir = this.#view().getUint32(this.#word, true);
+        const dir = this.#wordU32();
         try {
           return { ok: true, ...this.#readDirectory(dir) };
         } finally {
@@ -430,15 +451,10 @@ class Kiln {
   createStreamValidator(options) {
     const o = readOptions(options, 'createStreamValidator');
     return this.#call(() => {
-      // kiln_stream_new answers NULL to bad options without a message: ask
-      // kiln_validate about the same options first, for the message.
-      const opts = this.#writeOptions(o);
-      if (this.#m._kiln_validate(0, 0, opts, this.#err) === BAD_ARGUMENT) {
-        throw this.#argumentError('createStreamValidator');
-      }
-      const s = this.#m._kiln_stream_new(this.#writeOptions(o));
-      if (s === 0) throw this.#failure(NO_MEMORY, 'createStreamValidator');
-      return new StreamValidator(this, s);
+      const status = this.#m._kiln_stream_new(this.#writeOptions(o), this.#word, this.#err);
+      if (status === BAD_ARGUMENT) throw this.#argumentError('createStreamValidator');
+      if (status !== OK) throw this.#failure(status, 'createStreamValidator', this.#readError().message);
+      return new StreamValidator(this, this.#wordU32());
     });
   }
 
@@ -459,7 +475,7 @@ class Kiln {
         const n = Math.min(STAGE_BYTES, length - at);
         Reflect.apply(typedArraySet, this.#heap(), [new U8(buffer, offset + at, n), this.#stage]);
         status = m._kiln_stream_feed(s, this.#stage, n, this.#word);
-        const used = this.#view().getUint32(this.#word, true);
+        const used = this.#wordU32();
         if (status === BAD_ARGUMENT) throw stateError('feed() after finish()');
         if (status !== OK && status !== INVALID && status !== NEED_MORE) throw this.#failure(status, 'feed');
         at += used;
@@ -478,7 +494,10 @@ class Kiln {
   }
 
   _streamConsumed(s) {
-    return this.#call(() => exactNumber(this.#m._kiln_stream_consumed(s), 'consumed'));
+    return this.#call(() => {
+      if (this.#m._kiln_stream_consumed(s, this.#word) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_stream_consumed');
+      return exactNumber(this.#wordU64(), 'consumed');
+    });
   }
 
   _streamHeader(s) {
@@ -487,17 +506,16 @@ class Kiln {
 
   _streamResult(s) {
     return this.#call(() => {
-      const status = this.#m._kiln_stream_status(s);
+      const status = this.#m._kiln_stream_error(s, this.#err);
       if (status === INVALID) {
-        this.#m._kiln_stream_error(s, this.#err);
         const header = this.#m._kiln_stream_header(s, this.#hdr) === OK ? this.#readHeader(this.#hdr) : undefined;
         const out = { ok: false, error: this.#readError() };
         if (header) out.header = header;
         return out;
       }
       if (status === OK) {
-        const dir = this.#m._kiln_stream_directory(s);
-        return { ok: true, ...this.#readDirectory(dir) };
+        if (this.#m._kiln_stream_directory(s, this.#word) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_stream_directory');
+        return { ok: true, ...this.#readDirectory(this.#wordU32()) };
       }
       throw this.#failure(INTERNAL_ERROR, `the stream's verdict (status ${status})`);
     });
@@ -536,13 +554,14 @@ class Kiln {
     else throw new TypeError(`kiln: escape: expected a string or a Uint8Array, got ${text === null ? 'null' : typeof text}`);
     return this.#call(() =>
       this.#withBytes(bytes, (p, n) => {
-        // kiln_escape returns the length it needs; 4 bytes per input byte
-        // always suffice (\xNN), and the NUL.
+        // 4 bytes per input byte always suffice (\xNN), and the NUL: a
+        // KILN_BUFFER_TOO_SMALL would be a defect.
         const cap = 4 * n + 16;
         const out = this.#malloc(cap);
         try {
-          const length = this.#m._kiln_escape(p, n, out, cap);
-          if (length >= cap) throw this.#failure(length === SIZE_MAX ? NO_MEMORY : INTERNAL_ERROR, 'escape');
+          const status = this.#m._kiln_escape(p, n, out, cap, this.#word);
+          if (status !== OK) throw this.#failure(status === BUFFER_TOO_SMALL ? INTERNAL_ERROR : status, 'escape');
+          const length = this.#wordU32();
           return utf8.decode(this.#heap().subarray(out, out + length));
         } finally {
           this.#m._free(out);
@@ -574,22 +593,26 @@ class Kiln {
       this.#withBytes(bytes, (p, n) => {
         let verdictPtr = 0;
         if (v !== null) {
-          verdictPtr = this.#err;
+          const q = this.#verdict;
+          verdictPtr = q;
           const h = this.#heap();
-          h.fill(0, this.#err, this.#err + this.#f('kiln_error'));
+          h.fill(0, q, q + this.#f('kiln_error'));
           const dv = this.#view();
-          dv.setInt32(this.#err + this.#f('kiln_error.error_class'), v.classCode, true);
-          h.set(v.rule, this.#err + this.#f('kiln_error.rule'));
-          dv.setBigUint64(this.#err + this.#f('kiln_error.offset'), v.offset, true);
-          dv.setUint32(this.#err + this.#f('kiln_error.tensor'), v.tensor, true);
-          h.set(v.message, this.#err + this.#f('kiln_error.message'));
-          dv.setUint32(this.#err + this.#f('kiln_error.message_length'), v.message.length, true);
+          dv.setUint32(q + this.#f('kiln_error.struct_size'), this.#f('kiln_error'), true);
+          dv.setInt32(q + this.#f('kiln_error.error_class'), v.classCode, true);
+          h.set(v.rule, q + this.#f('kiln_error.rule'));
+          dv.setBigUint64(q + this.#f('kiln_error.offset'), v.offset, true);
+          dv.setUint32(q + this.#f('kiln_error.tensor'), v.tensor, true);
+          h.set(v.message, q + this.#f('kiln_error.message'));
+          dv.setUint32(q + this.#f('kiln_error.message_length'), v.message.length, true);
         }
-        const status = this.#m._kiln_block_map_new(p, n, size, verdictPtr, this.#word);
-        if (status !== OK) throw own(new RangeError(`kiln: blockMap: kiln_block_map_new refused the arguments (status ${status})`));
-        const map = this.#view().getUint32(this.#word, true);
+        const status = this.#m._kiln_block_map_new(p, n, size, verdictPtr, this.#word, this.#err);
+        if (status === BAD_ARGUMENT) throw this.#argumentError('blockMap');
+        if (status !== OK) throw this.#failure(status, 'blockMap', this.#readError().message);
+        const map = this.#wordU32();
         try {
-          return JSON.parse(this.#cString(this.#m._kiln_block_map_json(map, 0)));
+          if (this.#m._kiln_block_map_json(map, this.#word, 0) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_block_map_json');
+          return JSON.parse(this.#cString(this.#wordU32()));
         } finally {
           this.#m._kiln_block_map_free(map);
         }
@@ -601,7 +624,9 @@ class Kiln {
   ruleSummary(rule) {
     if (typeof rule !== 'string') throw new TypeError('kiln: ruleSummary: expected a string');
     const bytes = new TextEncoder().encode(rule);
-    return this.#call(() => this.#withBytes(bytes, (p, n) => this.#cString(this.#m._kiln_rule_summary(p, n))));
+    return this.#call(() =>
+      this.#withBytes(bytes, (p, n) => (this.#m._kiln_rule_summary(p, n, this.#word) === OK ? this.#cString(this.#wordU32()) : null)),
+    );
   }
 }
 

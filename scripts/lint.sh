@@ -16,14 +16,30 @@ sources=()
 for d in "${folders[@]}"; do sources+=("$d"/*.cc); done
 
 echo "== clang-tidy ${folders[*]}"
+# A file whose clang-tidy input is unchanged since a clean run (the same
+# expansion, command, configuration and clang-tidy: scripts/tidy_cache.py)
+# is not analysed again; KILN_TIDY_CACHE=0 analyses every file.
+tidy_cache=${KILN_TIDY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kiln-clang-tidy}
+pending=$(mktemp)
+log=$(mktemp)
+trap 'rm -f "$pending" "$log"' EXIT
+to_check=("${sources[@]/#/$root/}")
+if [ "${KILN_TIDY_CACHE:-1}" = 1 ]; then
+  mapfile -t to_check < <(python3 scripts/tidy_cache.py split build/default "$tidy_cache" "$pending" \
+    "${sources[@]}")
+  echo "clang-tidy: ${#to_check[@]} of ${#sources[@]} files to analyse ($((${#sources[@]} - ${#to_check[@]})) unchanged since a clean run: $tidy_cache)"
+fi
 # One job per core; the files' findings printed; its exit status is what
 # counts (WarningsAsErrors: '*').
 status=0
-log=$(mktemp)
-run-clang-tidy -quiet -p build/default -j "$(nproc)" "${sources[@]/#/$root/}" >"$log" 2>&1 || status=$?
-grep -v -e "warnings generated" -e "^clang-tidy" -e "^Enabled checks" "$log" || true
-rm -f "$log"
+if [ "${#to_check[@]}" -gt 0 ]; then
+  run-clang-tidy -quiet -p build/default -j "$(nproc)" "${to_check[@]}" >"$log" 2>&1 || status=$?
+  grep -v -e "warnings generated" -e "^clang-tidy" -e "^Enabled checks" "$log" || true
+fi
 [ "$status" -eq 0 ] || exit "$status"
+if [ "${KILN_TIDY_CACHE:-1}" = 1 ]; then
+  python3 scripts/tidy_cache.py record "$tidy_cache" "$pending"
+fi
 echo "clang-tidy: no finding"
 
 echo "== cppcheck ${folders[*]}"

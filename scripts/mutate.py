@@ -15,10 +15,23 @@ each under a timeout: a failing build is "invalid", a failing, crashing or
 timed-out test "killed", passing tests "survived". It writes a Markdown
 report.
 
+With --build DIR (CI: --build build/default) no private copy is made: the
+mutants are applied to the checkout itself, one at a time, and DIR (a
+configured and built tree of this checkout, e.g. the default preset, whose
+KILN_HARDENING defines -D_GLIBCXX_ASSERTIONS) rebuilds one object and
+relinks the test binaries per mutant. The files it mutates must be
+unmodified (git), each is restored as soon as its mutant is judged (also on
+SIGINT, SIGTERM and SIGHUP), and DIR is rebuilt from the restored sources at
+the end. The test binaries' timeouts come from the times ctest recorded in
+DIR (Testing/Temporary/CTestCostData.txt) when it has them. With ccache as
+the compiler launcher, the mutants' objects are not stored in the cache
+(CCACHE_READONLY) and a restored file's object is a cache hit.
+
     python3 scripts/mutate.py --list                   # count the mutants
     python3 scripts/mutate.py --sample 16 --seed 1     # a stratified sample (CI)
     python3 scripts/mutate.py --sample 100 --folder cli --folder formats
     python3 scripts/mutate.py --report /tmp/report.md  # all of them
+    python3 scripts/mutate.py --build build/default --sample 16 --seed 1   # CI: in place
 
 --sample N is stratified: each folder's mutants are shuffled (deterministic
 for --seed) and the folders are drawn from in turn, so every folder chosen
@@ -33,6 +46,7 @@ Exit status 1 when the share killed (of valid mutants) is below --min-kill.
 """
 import argparse
 import io
+import json
 import os
 import random
 import signal
@@ -67,8 +81,21 @@ ROOT = Path(__file__).resolve().parent.parent
 #             kiln_formats_tests (pack and convert write through it),
 #             kiln_cli_tests, kiln_stream_cli_tests (ingest).
 #   cli/      the four binaries that run the kiln command or its code.
+#   map/      kiln_map_tests (regions of valid and rejected blocks),
+#             kiln_cli_map_tests (kiln inspect --map), and the C programs
+#             that read the map through the C ABI.
+#   capi/     the C programs (every golden case through the shared and the
+#             static library, the map, the symbol list) and the conformance
+#             runner on kiln_c_validate.
+# An entry "ctest:REGEX=TARGET,TARGET" builds the targets and runs the ctest
+# tests whose names match REGEX (C programs and scripts, which are not
+# GoogleTest binaries).
 CLI_TESTS = ["kiln_stream_cli_tests", "kiln_cli_race_tests", "kiln_cli_tests",
-             "kiln_formats_tests", "kiln_safetensors_tests"]
+             "kiln_cli_map_tests", "kiln_formats_tests", "kiln_safetensors_tests"]
+CAPI_PROGRAMS = ("ctest:^(capi_golden_|capi_block_map|capi_exports_only|"
+                 "conformance_kiln_c_validate$)=kiln_capi_test_shared,"
+                 "kiln_capi_test_static,kiln_capi_map_test,kiln_capi_map_json_test,"
+                 "kiln_c_validate,kiln_c_shared")
 FOLDERS = {
     "parser": (["core/src/*.cc", "core/include/kiln/internal/*.h", "parser/src/*.cc",
                 "core/include/kiln/rules.inc"],
@@ -81,6 +108,9 @@ FOLDERS = {
                ["kiln_tests:Writer*:WriterFile*:*WriterRequestTest*", "kiln_stream_cli_tests",
                 "kiln_cli_tests", "kiln_formats_tests"]),
     "cli": (["cli/*.cc", "cli/*.h"], CLI_TESTS),
+    "map": (["map/src/*.cc", "map/include/kiln/*.h"],
+            ["kiln_map_tests", "kiln_cli_map_tests", CAPI_PROGRAMS]),
+    "capi": (["capi/src/*.cc", "capi/src/*.h"], [CAPI_PROGRAMS, "kiln_capi_message_cut_test"]),
 }
 
 
@@ -111,7 +141,15 @@ def mutants():
     for path in [p for folder in FOLDERS for p in targets(folder)]:
         rel = path.relative_to(ROOT)
         lines = path.read_text().splitlines()
+        raw_end = None  # inside a raw string literal: the text that ends it
         for n, line in enumerate(lines, 1):
+            if raw_end is not None:  # prose, not code: a raw string's lines
+                if raw_end in line:
+                    raw_end = None
+                continue
+            opened = re.search(r'R"([^(\s]*)\(', line)
+            if opened and ")" + opened.group(1) + '"' not in line[opened.end():]:
+                raw_end = ")" + opened.group(1) + '"'
             code = code_part(line)
             if code.strip().startswith(("#", "static_assert", "template")) or '"' in code:
                 continue
@@ -142,11 +180,11 @@ def mutants():
     return out
 
 
-def run(cmd, cwd, timeout):
+def run(cmd, cwd, timeout, env=None):
     """The exit status, or -1 on timeout. The command runs in its own process
     group, killed whole on timeout (a test binary's kiln children too)."""
     with subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                          start_new_session=True) as p:
+                          start_new_session=True, env=env) as p:
         try:
             return p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -156,6 +194,10 @@ def run(cmd, cwd, timeout):
 
 
 def test_command(build, entry):
+    if entry.startswith("ctest:"):
+        regex = entry[len("ctest:"):].partition("=")[0]
+        return ["ctest", "--test-dir", str(build), "-R", regex, "--stop-on-failure",
+                "--no-tests=error"]
     name, _, only = entry.partition(":")
     return [str(build / "tests" / name), "--gtest_fail_fast"] + (
         ["--gtest_filter=" + only] if only else [])
@@ -163,6 +205,17 @@ def test_command(build, entry):
 
 def tests_pass(build, tree, entries, timeouts):
     return all(run(test_command(build, e), tree, timeouts[e]) == 0 for e in entries)
+
+
+def build_targets(entries):
+    """The targets a list of test entries needs built."""
+    out = set()
+    for e in entries:
+        if e.startswith("ctest:"):
+            out.update(e.partition("=")[2].split(","))
+        else:
+            out.add(e.partition(":")[0])
+    return sorted(out)
 
 
 def binary(entry):
@@ -186,6 +239,39 @@ def prepare_tree(tree):
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_bytes(data)
                     path.chmod(member.mode)
+
+
+class Interrupted(Exception):
+    pass
+
+
+def on_signal(signum, _frame):
+    raise Interrupted("signal %d" % signum)
+
+
+def ctest_costs(build):
+    """Seconds per ctest test and per test binary (summed over its tests),
+    from the costs ctest recorded in `build` (empty when it has none)."""
+    cost_file = build / "Testing" / "Temporary" / "CTestCostData.txt"
+    if not cost_file.is_file():
+        return {}, {}
+    costs = {}
+    for line in cost_file.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            try:
+                costs[parts[0]] = float(parts[2])
+            except ValueError:
+                pass
+    listing = subprocess.run(["ctest", "--show-only=json-v1"], cwd=build, check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+    per_binary = {}
+    for test in json.loads(listing).get("tests", []):
+        command = test.get("command") or []
+        if command and test["name"] in costs:
+            name = Path(command[0]).name
+            per_binary[name] = per_binary.get(name, 0.0) + costs[test["name"]]
+    return per_binary, costs
 
 
 def stratified(chosen, n, seed):
@@ -220,6 +306,9 @@ def main():
                     help="keep the tree and build here (default: a temporary directory, "
                          "removed); a later run with the same --work rebuilds only what "
                          "changed")
+    ap.add_argument("--build", type=Path,
+                    help="mutate the checkout in place and rebuild this configured, built "
+                         "tree of it (e.g. build/default) instead of a private copy")
     ap.add_argument("--report", type=Path, help="write a Markdown report here")
     ap.add_argument("--min-kill", type=float, default=0.0, help="fail below this share")
     ap.add_argument("--only", action="append", default=[], metavar="FILE:TEXT:WHAT",
@@ -235,7 +324,8 @@ def main():
             rel, n, what, _ = m
             line = (ROOT / rel).read_text().splitlines()[n - 1]
             for spec in args.only:
-                f, text, desc = spec.split(":", 2)
+                f, _, rest = spec.partition(":")
+                text, _, desc = rest.rpartition(":")
                 if str(rel).endswith(f) and text in line and desc in what:
                     return True
             return False
@@ -258,54 +348,99 @@ def main():
             if e not in needed:
                 needed.append(e)
     cli = any(binary(e) in CLI_TESTS for e in needed)
-    work = args.work or Path(tempfile.mkdtemp(prefix="kiln-mutate-"))
+    in_place = args.build is not None
+    if in_place:
+        build = args.build.resolve()
+        tree = ROOT
+        if not (build / "build.ninja").is_file():
+            print("--build %s: not a configured Ninja build tree" % args.build, file=sys.stderr)
+            return 2
+        files = sorted({str(rel) for rel, _, _, _ in chosen})
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--"] + files,
+                               check=True, stdout=subprocess.PIPE, text=True).stdout
+        if dirty.strip():
+            print("--build mutates the checkout, and these files have changes (commit or "
+                  "stash them, or run without --build):\n" + dirty, file=sys.stderr)
+            return 2
+        work = None
+    else:
+        work = args.work or Path(tempfile.mkdtemp(prefix="kiln-mutate-"))
+        tree = work / "src"
+        build = work / "build"
     results = []
     started = time.time()
+    mutated = None  # (path, original text) while a mutant is applied
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, on_signal)
+    binaries = build_targets(needed)
     try:
-        tree = work / "src"
-        tree.mkdir(parents=True, exist_ok=True)
-        prepare_tree(tree)
-        build = work / "build"
-        if run(["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja",
-                "-DCMAKE_BUILD_TYPE=Release", "-DKILN_BUILD_BENCH=OFF",
-                "-DKILN_BUILD_PYTHON=OFF", "-DKILN_BUILD_CLI=%s" % ("ON" if cli else "OFF"),
-                "-DKILN_WERROR=OFF", "-DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS"], tree, 300) != 0:
-            print("configure failed", file=sys.stderr)
-            return 2
-        if run(["ninja", "-C", str(build)] + sorted({binary(e) for e in needed}), tree,
-               3600) != 0:
+        if not in_place:
+            tree.mkdir(parents=True, exist_ok=True)
+            prepare_tree(tree)
+            if run(["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja",
+                    "-DCMAKE_BUILD_TYPE=Release", "-DKILN_BUILD_BENCH=OFF",
+                    "-DKILN_BUILD_PYTHON=OFF", "-DKILN_BUILD_CLI=%s" % ("ON" if cli else "OFF"),
+                    "-DKILN_WERROR=OFF", "-DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS"], tree,
+                   300) != 0:
+                print("configure failed", file=sys.stderr)
+                return 2
+        if run(["ninja", "-C", str(build)] + binaries, tree, 3600) != 0:
             print("the unmutated tree does not build", file=sys.stderr)
             return 2
         timeouts = {}
+        costs, test_costs = ctest_costs(build) if in_place else ({}, {})
         for e in needed:
+            if e.startswith("ctest:"):
+                regex = re.compile(e[len("ctest:"):].partition("=")[0])
+                known = [c for name, c in test_costs.items() if regex.search(name)]
+                if known:
+                    timeouts[e] = max(30.0, args.timeout * sum(known))
+                    continue
+            elif binary(e) in costs:
+                timeouts[e] = max(30.0, args.timeout * costs[binary(e)])
+                continue
             t0 = time.time()
             if run(test_command(build, e), tree, 1200) != 0:
                 print("the unmutated tree does not pass %s" % e, file=sys.stderr)
                 return 2
             timeouts[e] = max(30.0, args.timeout * (time.time() - t0))
-        print("baseline: %.0fs (build and %s)" % (time.time() - started, ", ".join(
-            "%s %.0fs" % (e, timeouts[e] / args.timeout) for e in needed)), flush=True)
+        print("baseline: %.0fs (build and %s; %s)" % (time.time() - started, ", ".join(
+            "%s %.0fs" % (e, timeouts[e] / args.timeout) for e in needed),
+            "times from ctest" if costs else "times measured"), flush=True)
+        # The mutants' objects are not worth keeping in a compiler cache.
+        mutant_env = dict(os.environ, CCACHE_READONLY="1")
         for k, (rel, n, what, new_line) in enumerate(chosen, 1):
             entries = FOLDERS[folder_of(rel)][1]
             path = tree / rel
             original = path.read_text()
             lines = original.splitlines(keepends=True)
             lines[n - 1] = new_line + "\n"
+            mutated = (path, original)
             path.write_text("".join(lines))
             t0 = time.time()
-            if run(["ninja", "-C", str(build)] + sorted({binary(e) for e in entries}), tree,
-                   1800) != 0:
+            if run(["ninja", "-C", str(build)] + build_targets(entries), tree,
+                   1800, env=mutant_env) != 0:
                 verdict = "invalid"
             elif not tests_pass(build, tree, entries, timeouts):
                 verdict = "killed"
             else:
                 verdict = "survived"
             path.write_text(original)
+            mutated = None
             results.append((rel, n, what, verdict))
             print("[%d/%d] %-8s %s:%d %s (%.0fs)" % (k, len(chosen), verdict, rel, n, what,
                                                   time.time() - t0), flush=True)
+    except (Interrupted, KeyboardInterrupt) as e:
+        print("mutation run stopped: %s" % (e or "interrupted"), file=sys.stderr)
+        return 2
     finally:
-        if not args.work:
+        if mutated:
+            mutated[0].write_text(mutated[1])
+        if in_place:
+            # The build tree back to the restored sources (cache hits with ccache).
+            if run(["ninja", "-C", str(build)] + binaries, tree, 3600) != 0:
+                print("rebuilding %s from the restored sources failed" % build, file=sys.stderr)
+        elif not args.work:
             shutil.rmtree(work, ignore_errors=True)
     valid = [r for r in results if r[3] != "invalid"]
     killed = [r for r in valid if r[3] == "killed"]

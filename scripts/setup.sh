@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build git
+  ccache  # the compiler cache scripts/test.sh uses (outside the clone)
   clang clang-tools clang-format clang-tidy llvm libclang-rt-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsimdjson-dev nlohmann-json3-dev

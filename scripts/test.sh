@@ -1,72 +1,138 @@
 #!/usr/bin/env bash
-# The project's test command (README, .ci/run): formatting, the whole test
-# suite in the default build, the conformance runner, the differential suite
-# against the formats' reference readers, static analysis, the
-# generated docs, an install test, plain Release builds with g++ and clang++
-# and a check of their hardening,
-# then the suite again under ASan+UBSan and under -fsanitize=integer, a
-# sample of mutation testing, then a fuzz smoke run. Stops at the first
-# failure.
-# Usage: scripts/test.sh [--quick]   (--quick: the default build only)
+# The project's test command (README, .ci/run). Stops at the first failure.
+# Usage: scripts/test.sh [--quick]   (--quick: the default build and its checks only)
+#
+# Three native builds serve every check (docs/ci.md says which build proves what):
+#   build/default     g++, the plain Release build a user runs (warnings as
+#                     errors): the whole suite, conformance, the bindings,
+#                     the differential suite, static analysis, the install
+#                     tests, the hardening check, the mutation sample
+#   build/release-clang++  clang++, the same plain Release build
+#   build/sanitize    clang, ASan + UBSan + the integer checks in one build,
+#                     the whole suite again, and the libFuzzer targets for
+#                     the fuzz smoke run
+# plus the WebAssembly module (build/wasm). A compiler cache (ccache, outside
+# the clone: CCACHE_DIR, default ~/.cache/ccache) makes a rebuild of unchanged
+# sources cheap; CI is correct with a cold cache. Every step's wall time is
+# printed, and a table of them ends the run (also on a failure).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+jobs=$(nproc)
 
-step() { printf '\n==== %s\n' "$*"; }
+# --- step timing ------------------------------------------------------------
+step_names=()
+step_secs=()
+current=""
+current_start=0
+finish_step() {
+  if [ -n "$current" ]; then
+    step_names+=("$current")
+    step_secs+=($((SECONDS - current_start)))
+    current=""
+  fi
+}
+step() {
+  finish_step
+  current="$*"
+  current_start=$SECONDS
+  printf '\n==== %s\n' "$*"
+}
+background_done() {  # the background builds' own wall time, as a row of the table
+  local took
+  took=$(sed -n 's/^== background builds done in \([0-9]*\) s$/\1/p' "$background_log")
+  step_names+=("  (background: clang++ Release and sanitize builds, beside the steps above$([ -n "$took" ] || echo ': FAILED'))")
+  step_secs+=("${took:-$((SECONDS - background_start))}")
+}
+summary() {
+  local status=$? i
+  if [ -n "${background:-}" ] && kill -0 "$background" 2>/dev/null; then
+    kill -- -"$background" 2>/dev/null || true
+  fi
+  local failed=$current
+  finish_step
+  printf '\n==== step times (wall clock, %d cores)\n' "$jobs"
+  for i in "${!step_names[@]}"; do
+    printf '%6d s  %s%s\n' "${step_secs[$i]}" "${step_names[$i]}" \
+      "$([ "$status" -ne 0 ] && [ "${step_names[$i]}" = "$failed" ] && echo '   <- FAILED')"
+  done
+  printf '%6d s  total (exit %d)\n' "$SECONDS" "$status"
+  if [ -n "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
+    ccache --print-stats 2>/dev/null | awk -F'\t' '
+      $1=="direct_cache_hit"||$1=="preprocessed_cache_hit" {hit+=$2}
+      $1=="cache_miss" {miss=$2}
+      END {printf "compiler cache: %d hits, %d misses\n", hit, miss}' || true
+  fi
+  [ -n "${prefix:-}" ] && rm -rf "$prefix"
+  return "$status"
+}
+trap summary EXIT
+
+# --- the compiler cache -----------------------------------------------------
+# Paths below the clone are hashed relative to it (CCACHE_BASEDIR), and the
+# working directory is not hashed, so a developer's build of the same sources
+# in another checkout warms CI's cache. Only objects whose preprocessed input
+# and flags are identical are reused (a compile definition naming an absolute
+# path keeps its file apart); a cached object's debug info may name the
+# checkout it was first built in.
+if command -v ccache >/dev/null && [ "${KILN_CCACHE:-1}" = 1 ]; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+  ccache --zero-stats >/dev/null
+fi
 
 step "clang-format"
-files=$(git ls-files '*.cc' '*.h')
-clang-format --dry-run --Werror $files
+git ls-files -z '*.cc' '*.h' '*.c' | xargs -0 clang-format --dry-run --Werror
 echo "clang-format: clean"
 
-step "default build and tests"
-cmake --workflow --preset default
+step "default build (g++, plain Release, warnings as errors)"
+cmake --preset default >/dev/null
+cmake --build --preset default
 
-step "conformance: kiln validate against every golden case (docs/conformance.md)"
+step "default build: the whole suite (ctest -j $jobs)"
+ctest --preset default -j "$jobs"
+
+# The other two native builds need every core but nothing from the steps
+# below, several of which use one core (node, Python, the browser, cppcheck):
+# they run in the background at the lowest priority from here on, and the
+# sanitizer suite waits for them. Their output goes to one log, printed
+# when they fail.
+if [ "$quick" = 0 ]; then
+  background_log=build/background-builds.log
+  background_start=$SECONDS
+  # Its own process group (setsid), so that an early exit stops it whole.
+  setsid -w bash -c '
+    set -e
+    start=$(date +%s)
+    echo "== clang++ plain Release build"
+    cmake -S . -B build/release-clang++ -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CXX_COMPILER=clang++ -DKILN_WERROR=ON >/dev/null
+    nice -n 19 cmake --build build/release-clang++
+    echo "== sanitize build (clang: ASan + UBSan + integer checks, the tests and the fuzz targets)"
+    cmake --preset sanitize >/dev/null
+    nice -n 19 cmake --build --preset sanitize
+    echo "== background builds done in $(($(date +%s) - start)) s"
+  ' >"$background_log" 2>&1 </dev/null &
+  background=$!
+  echo "started in the background (log: $background_log): the clang++ Release build, then the sanitize build"
+fi
+
+step "the plain Release build's hardening (g++)"
+bash scripts/check_hardening.sh build/default
+
+step "conformance: kiln validate and the C ABI (kiln_c_validate) against every golden case"
 /usr/bin/python3 scripts/conformance.py -- build/default/cli/kiln validate
-
-step "conformance: the C ABI (kiln_c_validate) against every golden case (docs/c-api.md)"
 /usr/bin/python3 scripts/conformance.py -- build/default/capi/kiln_c_validate
 
-# The WebAssembly module and the npm package (js/, docs/javascript.md): build
-# the module, the package's tests, the conformance runner through the
-# package, and the differential against the native build above.
-step "WebAssembly module and npm package (js/): build, tests, conformance, differential"
-wasm_start=$SECONDS
-bash js/build.sh
-node --test js/test/
-/usr/bin/python3 scripts/conformance.py --batch -- node js/bin/kiln-validate.mjs
-node js/tools/differential.mjs build/default/cli/kiln
-node js/tools/browser-check.mjs chromium  # a page and a module Worker in headless Chromium (setup.sh installs it)
-echo "js/: $((SECONDS - wasm_start)) s"
-
-step "differential suite: kiln against the formats' reference readers (docs/compatibility.md)"
-bash tests/loaders/run.sh build/default/cli/kiln
-
-# The browser page (web/): its generated files (web/build.sh builds the
-# WebAssembly module first, js/build.sh), then the page in Debian's headless
-# chromium: verdicts, the marked byte, a hostile name, a 1 GiB block timed
-# with the renderer's memory bounded. Screenshots: build/browser-artifacts/.
-step "browser page: web/ in headless chromium (tests/browser/)"
-KILN_WEB_SKIP_WASM=1 bash web/build.sh  # the module the js/ step built
-(cd tests/browser && KILN="$root/build/default/cli/kiln" node --test page.test.mjs)
-
-step "static analysis of every C++ folder (clang-tidy, cppcheck)"
-bash scripts/lint.sh
-
-step "rule table and traceability up to date"
-python3 scripts/gen_rules_doc.py --check
-
-step "install, then build a consumer with find_package(kiln)"
+step "install: a consumer with find_package(kiln), a C program with pkg-config"
 prefix=$(mktemp -d)
-trap 'rm -rf "$prefix"' EXIT
 cmake --install build/default --prefix "$prefix" >/dev/null
 cmake -S tests/install -B "$prefix/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/consumer" >/dev/null
 "$prefix/consumer/consumer" golden/cases/kiln-v2-f32.klnt | grep -qx "tensors: 1"
 echo "installed package: found, linked, parsed kiln-v2-f32"
-
-step "install: a C program built with pkg-config --cflags --libs kiln (the C ABI, docs/c-api.md)"
 pc_dir=$(dirname "$(find "$prefix" -name kiln.pc | head -n 1)")
 kiln_c_flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs kiln)
 kiln_c_libdir=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --variable=libdir kiln)
@@ -82,26 +148,60 @@ case "$c_ok|$c_bad" in
 esac
 echo "installed C ABI: pkg-config found it; a C program validated kiln-v2-f32 and rejected kiln-pod-list-f32"
 
-if [ "${1:-}" = "--quick" ]; then exit 0; fi
+# The WebAssembly module and the npm package (js/, docs/javascript.md): the
+# module, the package's tests, the conformance runner through the package,
+# the differential against the native build, a page and a module Worker in
+# headless Chromium (setup.sh installs it).
+step "WebAssembly module (js/build.sh)"
+bash js/build.sh
 
-step "the plain Release build a user or packager runs, with g++ and clang++ (warnings as errors here, in CI)"
-for cxx in g++ clang++; do
-  cmake -S . -B "build/release-$cxx" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=$cxx \
-    -DKILN_WERROR=ON >/dev/null
-  cmake --build "build/release-$cxx"
-  bash scripts/check_hardening.sh "build/release-$cxx"
-done
+step "npm package: tests, conformance, differential, Chromium"
+node --test js/test/
+/usr/bin/python3 scripts/conformance.py --batch -- node js/bin/kiln-validate.mjs
+node js/tools/differential.mjs build/default/cli/kiln
+node js/tools/browser-check.mjs chromium
 
-step "ASan + UBSan"
-cmake --workflow --preset asan-ubsan
+# The browser page (web/): its generated files (the module the js/ step
+# built), then the page in Debian's headless chromium: verdicts, the marked
+# byte, a hostile name, a 1 GiB block timed with the renderer's memory
+# bounded. Screenshots: build/browser-artifacts/.
+step "browser page: web/ in headless chromium (tests/browser/)"
+KILN_WEB_SKIP_WASM=1 bash web/build.sh
+(cd tests/browser && KILN="$root/build/default/cli/kiln" node --test page.test.mjs)
 
-step "integer sanitizer"
-cmake --workflow --preset integer
+step "differential suite: kiln against the formats' reference readers (docs/compatibility.md)"
+bash tests/loaders/run.sh build/default/cli/kiln
 
-step "mutation testing: a sample (the full report is docs/mutation.md)"
-python3 scripts/mutate.py --sample "${KILN_MUTANTS:-16}" --seed 1 --min-kill 0.7
+step "static analysis of every C++ folder (clang-tidy, cppcheck)"
+bash scripts/lint.sh
 
-step "fuzz smoke"
-bash scripts/fuzz_smoke.sh "${KILN_FUZZ_SECONDS:-30}"
+step "rule table and traceability up to date"
+python3 scripts/gen_rules_doc.py --check
+
+if [ "$quick" = 1 ]; then exit 0; fi
+
+step "wait for the background builds (clang++ Release, sanitize)"
+if ! wait "$background"; then
+  background_done
+  echo "a background build failed; its log:"
+  cat "$background_log"
+  exit 1
+fi
+background_done
+tail -n 5 "$background_log"
+
+step "the plain Release build's hardening (clang++)"
+bash scripts/check_hardening.sh build/release-clang++
+
+step "sanitize build: the whole suite under ASan, UBSan and the integer checks (ctest -j $jobs)"
+ctest --preset sanitize -j "$jobs"
+
+step "fuzz smoke (the sanitize build's libFuzzer targets, $jobs at a time)"
+bash scripts/fuzz_smoke.sh "${KILN_FUZZ_SECONDS:-30}" build/sanitize
+
+# Last: it mutates the checkout in place, so no build of it may run beside it.
+step "mutation testing: a sample, in the default build (the full report is docs/mutation.md)"
+python3 scripts/mutate.py --build build/default --sample "${KILN_MUTANTS:-16}" --seed 1 \
+  --min-kill 0.7
 
 step "all checks passed"

@@ -1,33 +1,25 @@
 // The C ABI (kiln/kiln_c.h) over the C++ library: Parse, StreamValidator,
-// Directory. Every entry point checks its arguments, catches every exception
-// (std::bad_alloc is KILN_NO_MEMORY, anything else KILN_INTERNAL_ERROR) and
-// copies verdicts into the caller's structs; nothing C++ crosses the
-// boundary.
+// Directory. Every entry point checks its arguments (struct_size included),
+// catches every exception (std::bad_alloc is KILN_NO_MEMORY, anything else
+// KILN_INTERNAL_ERROR) and copies verdicts into the caller's structs;
+// nothing C++ crosses the boundary (boundary.h).
 #include "kiln/kiln_c.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <exception>
-#include <new>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "boundary.h"
 #include "kiln/base/escape.h"
 #include "kiln/directory.h"
 #include "kiln/dtype.h"
 #include "kiln/status.h"
 #include "kiln/stream.h"
-#include "message_cut.h"
-
-#ifndef KILN_VERSION
-#error "KILN_VERSION must be defined by the build"
-#endif
-
-#define KILN_C_EXPORT __attribute__((visibility("default")))
 
 struct kiln_directory {
   kiln::Directory directory;
@@ -44,37 +36,12 @@ struct kiln_stream {
 
 namespace {
 
-void ClearError(kiln_error* error) {
-  if (error == nullptr) return;
-  error->error_class = KILN_CLASS_NONE;
-  std::memset(error->rule, 0, sizeof error->rule);
-  error->offset = 0;
-  error->tensor = KILN_NO_TENSOR;
-  error->message_truncated = 0;
-  error->message_length = 0;
-  error->message[0] = '\0';
-}
-
-void SetMessage(kiln_error* error, std::string_view message) {
-  bool truncated = false;
-  error->message_length =
-      kiln::capi::CopyCut(message, error->message, sizeof error->message, &truncated);
-  error->message_truncated = truncated ? 1U : 0U;
-}
-
-// An error that is not a verdict on the bytes: a caller mistake (class
-// ARGUMENT) or a failure of kiln itself (class INTERNAL); rule "".
-void SetOther(kiln_error* error, int32_t error_class, std::string_view message) {
-  if (error == nullptr) return;
-  ClearError(error);
-  error->error_class = error_class;
-  SetMessage(error, message);
-}
-
-kiln_status BadArgument(kiln_error* error, std::string_view message) {
-  SetOther(error, KILN_CLASS_ARGUMENT, message);
-  return KILN_BAD_ARGUMENT;
-}
+using kiln::capi::BadArgument;
+using kiln::capi::ClearError;
+using kiln::capi::ErrorUsable;
+using kiln::capi::Guard;
+using kiln::capi::KnownSize;
+using kiln::capi::SetMessage;
 
 int32_t ClassCode(kiln::ErrorClass c) {
   switch (c) {
@@ -101,28 +68,6 @@ void SetVerdict(kiln_error* error, const kiln::Error& e) {
   SetMessage(error, e.message);
 }
 
-// Runs body() and turns an exception into a status (and an error, when the
-// caller passed one).
-template <typename Body>
-kiln_status Guard(kiln_error* error, Body body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    SetOther(error, KILN_CLASS_NONE, "out of memory");
-    return KILN_NO_MEMORY;
-  } catch (const std::exception& e) {
-    try {
-      SetOther(error, KILN_CLASS_INTERNAL, e.what());
-    } catch (...) {
-      SetOther(error, KILN_CLASS_INTERNAL, "internal error");
-    }
-    return KILN_INTERNAL_ERROR;
-  } catch (...) {
-    SetOther(error, KILN_CLASS_INTERNAL, "internal error");
-    return KILN_INTERNAL_ERROR;
-  }
-}
-
 // Reads the caller's options (NULL: the defaults). False, with the argument
 // error filled, when they are not well-formed.
 bool ReadOptions(const kiln_options* options, kiln::Mode* mode, kiln::Limits* limits,
@@ -130,7 +75,7 @@ bool ReadOptions(const kiln_options* options, kiln::Mode* mode, kiln::Limits* li
   *mode = kiln::Mode::kWhole;
   *limits = kiln::Limits{};
   if (options == nullptr) return true;
-  if (options->struct_size != sizeof(kiln_options)) {
+  if (!KnownSize<kiln_options>(options->struct_size)) {
     BadArgument(error,
                 "options->struct_size is not sizeof(kiln_options): initialise options with "
                 "kiln_options_init");
@@ -147,8 +92,11 @@ bool ReadOptions(const kiln_options* options, kiln::Mode* mode, kiln::Limits* li
   return true;
 }
 
+// Writes every field but struct_size (the caller's, checked before).
 void FillHeader(const kiln::HeaderInfo& h, kiln_header* out) {
+  const std::uint32_t struct_size = out->struct_size;
   *out = kiln_header{};
+  out->struct_size = struct_size;
   out->flags = h.flags;
   out->tensor_count = h.tensor_count;
   out->name_bytes = h.name_bytes;
@@ -214,11 +162,13 @@ void SyncDirectory(kiln_stream* s) {
 
 extern "C" {
 
-KILN_C_EXPORT const char* kiln_version(void) { return KILN_VERSION; }
+KILN_C_API const char* kiln_version(void) { return KILN_VERSION_STRING; }
 
-KILN_C_EXPORT uint32_t kiln_abi_version(void) { return KILN_ABI_VERSION; }
+KILN_C_API uint32_t kiln_version_number(void) { return KILN_VERSION_NUMBER; }
 
-KILN_C_EXPORT const char* kiln_error_class_name(int32_t error_class) {
+KILN_C_API uint32_t kiln_abi_version(void) { return KILN_ABI_VERSION; }
+
+KILN_C_API const char* kiln_error_class_name(int32_t error_class) {
   switch (error_class) {
     case KILN_CLASS_FRAME:
       return "FRAME";
@@ -237,38 +187,43 @@ KILN_C_EXPORT const char* kiln_error_class_name(int32_t error_class) {
   }
 }
 
-KILN_C_EXPORT const char* kiln_rule_summary(const char* rule, size_t length) {
-  if (rule == nullptr) return nullptr;
+KILN_C_API kiln_status kiln_rule_summary(const char* rule, size_t length, const char** summary) {
+  if (summary == nullptr) return KILN_BAD_ARGUMENT;
+  *summary = nullptr;
+  if (rule == nullptr) return KILN_BAD_ARGUMENT;
   const std::string_view id(rule, length);
-#define KILN_RULE(id_, cls, summary) \
-  if (id == #id_) return summary;
+#define KILN_RULE(id_, cls, text) \
+  if (id == #id_) {               \
+    *summary = text;              \
+    return KILN_OK;               \
+  }
 #include "kiln/rules.inc"
 #undef KILN_RULE
-  return nullptr;
+  return KILN_BAD_ARGUMENT;
 }
 
-KILN_C_EXPORT size_t kiln_escape(const uint8_t* text, size_t length, char* out, size_t capacity) {
-  if ((text == nullptr && length > 0) || (out == nullptr && capacity > 0)) return SIZE_MAX;
-  try {
+KILN_C_API kiln_status kiln_escape(const uint8_t* text, size_t length, char* out, size_t capacity,
+                                   size_t* escaped_length) {
+  if (escaped_length == nullptr) return KILN_BAD_ARGUMENT;
+  *escaped_length = 0;
+  if ((text == nullptr && length > 0) || (out == nullptr && capacity > 0)) {
+    return KILN_BAD_ARGUMENT;
+  }
+  if (capacity > 0) out[0] = '\0';
+  return Guard(nullptr, [&] {
     const std::string escaped = kiln::base::Escape(
         length == 0 ? std::string_view()
                     : std::string_view(reinterpret_cast<const char*>(text), length));
-    if (capacity > 0) {
-      if (escaped.size() < capacity) {
-        std::memcpy(out, escaped.data(), escaped.size());
-        out[escaped.size()] = '\0';
-      } else {
-        out[0] = '\0';
-      }
-    }
-    return escaped.size();
-  } catch (...) {
-    if (capacity > 0) out[0] = '\0';
-    return SIZE_MAX;
-  }
+    *escaped_length = escaped.size();
+    if (out == nullptr) return KILN_OK;  // a measurement
+    if (escaped.size() >= capacity) return KILN_BUFFER_TOO_SMALL;
+    std::memcpy(out, escaped.data(), escaped.size());
+    out[escaped.size()] = '\0';
+    return KILN_OK;
+  });
 }
 
-KILN_C_EXPORT kiln_status kiln_options_init(kiln_options* options) {
+KILN_C_API kiln_status kiln_options_init(kiln_options* options) {
   if (options == nullptr) return KILN_BAD_ARGUMENT;
   const kiln::Limits defaults;
   *options = kiln_options{};
@@ -280,37 +235,50 @@ KILN_C_EXPORT kiln_status kiln_options_init(kiln_options* options) {
   return KILN_OK;
 }
 
-KILN_C_EXPORT kiln_status kiln_validate(const uint8_t* data, size_t size,
-                                        const kiln_options* options, kiln_error* error) {
+KILN_C_API kiln_status kiln_validate(const uint8_t* data, size_t size, const kiln_options* options,
+                                     kiln_error* error) {
+  if (!ErrorUsable(error)) return KILN_BAD_ARGUMENT;
   return Guard(error, [&] { return Validate(data, size, options, nullptr, error); });
 }
 
-KILN_C_EXPORT kiln_status kiln_parse(const uint8_t* data, size_t size, const kiln_options* options,
-                                     kiln_directory** out, kiln_error* error) {
+KILN_C_API kiln_status kiln_parse(const uint8_t* data, size_t size, const kiln_options* options,
+                                  kiln_directory** out, kiln_error* error) {
   if (out != nullptr) *out = nullptr;
+  if (!ErrorUsable(error)) return KILN_BAD_ARGUMENT;
   if (out == nullptr) return BadArgument(error, "out is NULL");
   return Guard(error, [&] { return Validate(data, size, options, out, error); });
 }
 
-KILN_C_EXPORT void kiln_directory_free(kiln_directory* directory) { delete directory; }
+KILN_C_API void kiln_directory_free(kiln_directory* directory) { delete directory; }
 
-KILN_C_EXPORT kiln_status kiln_directory_header(const kiln_directory* directory, kiln_header* out) {
-  if (directory == nullptr || out == nullptr) return KILN_BAD_ARGUMENT;
+KILN_C_API kiln_status kiln_directory_header(const kiln_directory* directory, kiln_header* out) {
+  if (directory == nullptr || out == nullptr || !KnownSize<kiln_header>(out->struct_size)) {
+    return KILN_BAD_ARGUMENT;
+  }
   FillHeader(directory->directory.header(), out);
   return KILN_OK;
 }
 
-KILN_C_EXPORT uint32_t kiln_directory_tensor_count(const kiln_directory* directory) {
-  return directory == nullptr ? 0 : directory->directory.tensor_count();
+KILN_C_API kiln_status kiln_directory_tensor_count(const kiln_directory* directory,
+                                                   uint32_t* count) {
+  if (count == nullptr) return KILN_BAD_ARGUMENT;
+  *count = 0;
+  if (directory == nullptr) return KILN_BAD_ARGUMENT;
+  *count = directory->directory.tensor_count();
+  return KILN_OK;
 }
 
-KILN_C_EXPORT kiln_status kiln_directory_tensor(const kiln_directory* directory, uint32_t index,
-                                                kiln_tensor* out) {
-  if (directory == nullptr || out == nullptr) return KILN_BAD_ARGUMENT;
+KILN_C_API kiln_status kiln_directory_tensor(const kiln_directory* directory, uint32_t index,
+                                             kiln_tensor* out) {
+  if (directory == nullptr || out == nullptr || !KnownSize<kiln_tensor>(out->struct_size)) {
+    return KILN_BAD_ARGUMENT;
+  }
   if (index >= directory->directory.tensor_count()) return KILN_BAD_ARGUMENT;
   return Guard(nullptr, [&] {
     const kiln::Tensor t = directory->directory.tensor(index);
+    const std::uint32_t struct_size = out->struct_size;
     *out = kiln_tensor{};
+    out->struct_size = struct_size;
     out->index = t.index;
     out->dtype = static_cast<uint32_t>(t.dtype);
     out->dtype_name = DtypeName(t.dtype);
@@ -337,20 +305,24 @@ KILN_C_EXPORT kiln_status kiln_directory_tensor(const kiln_directory* directory,
   });
 }
 
-KILN_C_EXPORT kiln_stream* kiln_stream_new(const kiln_options* options) {
-  try {
+KILN_C_API kiln_status kiln_stream_new(const kiln_options* options, kiln_stream** out,
+                                       kiln_error* error) {
+  if (out != nullptr) *out = nullptr;
+  if (!ErrorUsable(error)) return KILN_BAD_ARGUMENT;
+  if (out == nullptr) return BadArgument(error, "out is NULL");
+  return Guard(error, [&] {
     kiln::StreamOptions stream;
-    if (!ReadOptions(options, &stream.mode, &stream.limits, nullptr)) return nullptr;
-    return new kiln_stream(stream);
-  } catch (...) {
-    return nullptr;
-  }
+    if (!ReadOptions(options, &stream.mode, &stream.limits, error)) return KILN_BAD_ARGUMENT;
+    *out = new kiln_stream(stream);
+    ClearError(error);
+    return KILN_OK;
+  });
 }
 
-KILN_C_EXPORT void kiln_stream_free(kiln_stream* stream) { delete stream; }
+KILN_C_API void kiln_stream_free(kiln_stream* stream) { delete stream; }
 
-KILN_C_EXPORT kiln_status kiln_stream_feed(kiln_stream* stream, const uint8_t* data, size_t size,
-                                           size_t* used) {
+KILN_C_API kiln_status kiln_stream_feed(kiln_stream* stream, const uint8_t* data, size_t size,
+                                        size_t* used) {
   if (used != nullptr) *used = 0;
   if (stream == nullptr || (data == nullptr && size > 0) || stream->finished) {
     return KILN_BAD_ARGUMENT;
@@ -365,7 +337,7 @@ KILN_C_EXPORT kiln_status kiln_stream_feed(kiln_stream* stream, const uint8_t* d
   });
 }
 
-KILN_C_EXPORT kiln_status kiln_stream_finish(kiln_stream* stream) {
+KILN_C_API kiln_status kiln_stream_finish(kiln_stream* stream) {
   if (stream == nullptr) return KILN_BAD_ARGUMENT;
   return Guard(nullptr, [&] {
     if (!stream->finished) {
@@ -377,44 +349,63 @@ KILN_C_EXPORT kiln_status kiln_stream_finish(kiln_stream* stream) {
   });
 }
 
-KILN_C_EXPORT kiln_status kiln_stream_status(const kiln_stream* stream) {
+KILN_C_API kiln_status kiln_stream_status(const kiln_stream* stream) {
   if (stream == nullptr) return KILN_BAD_ARGUMENT;
   return StatusOf(*stream);
 }
 
-KILN_C_EXPORT kiln_status kiln_stream_error(const kiln_stream* stream, kiln_error* error) {
-  if (error == nullptr) return KILN_BAD_ARGUMENT;
+KILN_C_API kiln_status kiln_stream_error(const kiln_stream* stream, kiln_error* error) {
+  if (error == nullptr || !ErrorUsable(error)) return KILN_BAD_ARGUMENT;
   if (stream == nullptr) return BadArgument(error, "stream is NULL");
   return Guard(error, [&] {
     const kiln_status status = StatusOf(*stream);
-    if (status != KILN_INVALID) {
+    if (status == KILN_INVALID) {
+      SetVerdict(error, stream->validator.error());
+    } else {
       ClearError(error);
-      return status;
     }
-    SetVerdict(error, stream->validator.error());
-    return KILN_OK;
+    return status;
   });
 }
 
-KILN_C_EXPORT kiln_status kiln_stream_header(const kiln_stream* stream, kiln_header* out) {
-  if (stream == nullptr || out == nullptr) return KILN_BAD_ARGUMENT;
+KILN_C_API kiln_status kiln_stream_header(const kiln_stream* stream, kiln_header* out) {
+  if (stream == nullptr || out == nullptr || !KnownSize<kiln_header>(out->struct_size)) {
+    return KILN_BAD_ARGUMENT;
+  }
   const std::optional<kiln::HeaderInfo>& h = stream->validator.header();
   if (!h) return KILN_NEED_MORE;
   FillHeader(*h, out);
   return KILN_OK;
 }
 
-KILN_C_EXPORT const kiln_directory* kiln_stream_directory(const kiln_stream* stream) {
-  if (stream == nullptr || !stream->directory) return nullptr;
-  return &*stream->directory;
+KILN_C_API kiln_status kiln_stream_directory(const kiln_stream* stream,
+                                             const kiln_directory** out) {
+  if (out == nullptr) return KILN_BAD_ARGUMENT;
+  *out = nullptr;
+  if (stream == nullptr) return KILN_BAD_ARGUMENT;
+  if (!stream->directory) {
+    const kiln_status status = StatusOf(*stream);
+    // kComplete always has its directory (SyncDirectory after every change).
+    return status == KILN_OK ? KILN_INTERNAL_ERROR : status;
+  }
+  *out = &*stream->directory;
+  return KILN_OK;
 }
 
-KILN_C_EXPORT uint64_t kiln_stream_consumed(const kiln_stream* stream) {
-  return stream == nullptr ? 0 : stream->validator.consumed();
+KILN_C_API kiln_status kiln_stream_consumed(const kiln_stream* stream, uint64_t* consumed) {
+  if (consumed == nullptr) return KILN_BAD_ARGUMENT;
+  *consumed = 0;
+  if (stream == nullptr) return KILN_BAD_ARGUMENT;
+  *consumed = stream->validator.consumed();
+  return KILN_OK;
 }
 
-KILN_C_EXPORT uint64_t kiln_stream_bytes_to_checkpoint(const kiln_stream* stream) {
-  return stream == nullptr ? 0 : stream->validator.bytes_to_checkpoint();
+KILN_C_API kiln_status kiln_stream_bytes_to_checkpoint(const kiln_stream* stream, uint64_t* bytes) {
+  if (bytes == nullptr) return KILN_BAD_ARGUMENT;
+  *bytes = 0;
+  if (stream == nullptr) return KILN_BAD_ARGUMENT;
+  *bytes = stream->validator.bytes_to_checkpoint();
+  return KILN_OK;
 }
 
 }  // extern "C"

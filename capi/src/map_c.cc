@@ -1,15 +1,13 @@
 // The block map through the C ABI (kiln/kiln_c_map.h).
 #include <cstring>
-#include <new>
+#include <memory>
 #include <string>
 #include <utility>
 
+#include "boundary.h"
 #include "kiln/base/escape.h"
 #include "kiln/block_map.h"
 #include "kiln/kiln_c_map.h"
-
-// The shared library is built with hidden visibility: the ABI is marked.
-#define KILN_C_MAP_EXPORT __attribute__((visibility("default")))
 
 struct kiln_block_map {
   kiln::map::BlockMap map;
@@ -17,6 +15,12 @@ struct kiln_block_map {
 };
 
 namespace {
+
+using kiln::capi::BadArgument;
+using kiln::capi::ClearError;
+using kiln::capi::ErrorUsable;
+using kiln::capi::Guard;
+using kiln::capi::KnownSize;
 
 constexpr std::uint64_t kMaxExactJson = std::uint64_t{1} << 53;
 
@@ -88,41 +92,57 @@ bool ToError(const kiln_error& in, kiln::Error* out) {
 
 extern "C" {
 
-KILN_C_MAP_EXPORT kiln_status kiln_block_map_new(const uint8_t* prefix, size_t prefix_size,
-                                                 uint64_t file_size, const kiln_error* verdict,
-                                                 kiln_block_map** out) {
-  if (out == nullptr) return KILN_BAD_ARGUMENT;
-  *out = nullptr;
-  if ((prefix == nullptr && prefix_size > 0) || prefix_size > file_size) return KILN_BAD_ARGUMENT;
-  kiln::Error error;
-  const bool rejected = verdict != nullptr && verdict->error_class != KILN_CLASS_NONE;
-  if (rejected && !ToError(*verdict, &error)) return KILN_BAD_ARGUMENT;
-  try {
-    auto* m = new kiln_block_map;
-    m->map = kiln::map::Describe(std::span<const std::uint8_t>(prefix, prefix_size), file_size,
-                                 rejected ? &error : nullptr);
-    m->json = Json(m->map);
-    *out = m;
-    return KILN_OK;
-  } catch (...) {  // std::bad_alloc: nothing else throws here
-    return KILN_NO_MEMORY;
+KILN_C_API kiln_status kiln_block_map_new(const uint8_t* prefix, size_t prefix_size,
+                                          uint64_t file_size, const kiln_error* verdict,
+                                          kiln_block_map** out, kiln_error* error) {
+  if (out != nullptr) *out = nullptr;
+  if (!ErrorUsable(error)) return KILN_BAD_ARGUMENT;
+  if (out == nullptr) return BadArgument(error, "out is NULL");
+  if (prefix == nullptr && prefix_size > 0) {
+    return BadArgument(error, "prefix is NULL and prefix_size is not 0");
   }
+  if (prefix_size > file_size) return BadArgument(error, "prefix_size exceeds file_size");
+  if (verdict != nullptr && !KnownSize<kiln_error>(verdict->struct_size)) {
+    return BadArgument(error, "verdict->struct_size is not sizeof(kiln_error)");
+  }
+  return Guard(error, [&] {
+    kiln::Error e;
+    const bool rejected = verdict != nullptr && verdict->error_class != KILN_CLASS_NONE;
+    if (rejected && !ToError(*verdict, &e)) {
+      return BadArgument(error,
+                         "verdict is not a verdict of kiln (class ARGUMENT or INTERNAL, "
+                         "or an unknown rule)");
+    }
+    auto m = std::make_unique<kiln_block_map>();
+    m->map = kiln::map::Describe(std::span<const std::uint8_t>(prefix, prefix_size), file_size,
+                                 rejected ? &e : nullptr);
+    m->json = Json(m->map);
+    *out = m.release();
+    ClearError(error);
+    return KILN_OK;
+  });
 }
 
-KILN_C_MAP_EXPORT void kiln_block_map_free(kiln_block_map* map) { delete map; }
+KILN_C_API void kiln_block_map_free(kiln_block_map* map) { delete map; }
 
-KILN_C_MAP_EXPORT uint32_t kiln_block_map_region_count(const kiln_block_map* map) {
-  return map == nullptr ? 0 : static_cast<uint32_t>(map->map.regions.size());
+KILN_C_API kiln_status kiln_block_map_region_count(const kiln_block_map* map, uint32_t* count) {
+  if (count == nullptr) return KILN_BAD_ARGUMENT;
+  *count = 0;
+  if (map == nullptr) return KILN_BAD_ARGUMENT;
+  *count = static_cast<uint32_t>(map->map.regions.size());
+  return KILN_OK;
 }
 
-KILN_C_MAP_EXPORT kiln_status kiln_block_map_region(const kiln_block_map* map, uint32_t index,
-                                                    kiln_region* out) {
-  if (map == nullptr || out == nullptr || index >= map->map.regions.size()) {
+KILN_C_API kiln_status kiln_block_map_region(const kiln_block_map* map, uint32_t index,
+                                             kiln_region* out) {
+  if (map == nullptr || out == nullptr || !KnownSize<kiln_region>(out->struct_size) ||
+      index >= map->map.regions.size()) {
     return KILN_BAD_ARGUMENT;
   }
   const kiln::map::Region& r = map->map.regions[index];
   out->kind = static_cast<int32_t>(r.kind);
   out->tensor = r.tensor.value_or(KILN_NO_TENSOR);
+  out->reserved = 0;
   out->begin = r.begin;
   out->end = r.end;
   out->label = r.label.c_str();
@@ -130,9 +150,13 @@ KILN_C_MAP_EXPORT kiln_status kiln_block_map_region(const kiln_block_map* map, u
   return KILN_OK;
 }
 
-KILN_C_MAP_EXPORT kiln_status kiln_block_map_mark(const kiln_block_map* map, kiln_map_mark* out) {
-  if (map == nullptr || out == nullptr) return KILN_BAD_ARGUMENT;
+KILN_C_API kiln_status kiln_block_map_mark(const kiln_block_map* map, kiln_map_mark* out) {
+  if (map == nullptr || out == nullptr || !KnownSize<kiln_map_mark>(out->struct_size)) {
+    return KILN_BAD_ARGUMENT;
+  }
+  const std::uint32_t struct_size = out->struct_size;
   *out = kiln_map_mark{};
+  out->struct_size = struct_size;
   out->tensor = KILN_NO_TENSOR;
   out->field = "";
   if (!map->map.mark) return KILN_OK;
@@ -145,13 +169,18 @@ KILN_C_MAP_EXPORT kiln_status kiln_block_map_mark(const kiln_block_map* map, kil
   return KILN_OK;
 }
 
-KILN_C_MAP_EXPORT const char* kiln_block_map_json(const kiln_block_map* map, size_t* length) {
-  if (map == nullptr) return nullptr;
+KILN_C_API kiln_status kiln_block_map_json(const kiln_block_map* map, const char** json,
+                                           size_t* length) {
+  if (length != nullptr) *length = 0;
+  if (json == nullptr) return KILN_BAD_ARGUMENT;
+  *json = nullptr;
+  if (map == nullptr) return KILN_BAD_ARGUMENT;
+  *json = map->json.c_str();
   if (length != nullptr) *length = map->json.size();
-  return map->json.c_str();
+  return KILN_OK;
 }
 
-KILN_C_MAP_EXPORT const char* kiln_region_kind_name(int32_t kind) {
+KILN_C_API const char* kiln_region_kind_name(int32_t kind) {
   if (kind < 0 || kind > static_cast<int32_t>(kiln::map::RegionKind::kUnknown)) return "";
   return kiln::map::RegionKindName(static_cast<kiln::map::RegionKind>(kind)).data();
 }

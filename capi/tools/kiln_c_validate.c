@@ -17,8 +17,10 @@
 /* The file name, escaped; static storage, valid until the next call. */
 static const char *escaped_name(const char *name) {
   static char buffer[4096];
-  const size_t n = kiln_escape((const uint8_t *)name, strlen(name), buffer, sizeof buffer);
-  if (n >= sizeof buffer) return "(a file name too long to print)";
+  size_t n = 0;
+  if (kiln_escape((const uint8_t *)name, strlen(name), buffer, sizeof buffer, &n) != KILN_OK) {
+    return "(a file name too long to print)";
+  }
   return buffer;
 }
 
@@ -73,9 +75,10 @@ static int validate_stream(FILE *f, const char *name) {
   uint8_t chunk[1 << 16];
   kiln_error error;
   kiln_status status = KILN_NEED_MORE;
-  kiln_stream *stream = kiln_stream_new(NULL);
-  if (stream == NULL) {
-    fprintf(stderr, "kiln_c_validate: out of memory\n");
+  kiln_stream *stream = NULL;
+  error.struct_size = sizeof error;
+  if (kiln_stream_new(NULL, &stream, &error) != KILN_OK) {
+    fprintf(stderr, "kiln_c_validate: %s\n", error.message);
     return 2;
   }
   while (status == KILN_NEED_MORE) {
@@ -88,8 +91,13 @@ static int validate_stream(FILE *f, const char *name) {
     kiln_stream_free(stream);
     return 2;
   }
-  status = kiln_stream_finish(stream);
-  (void)kiln_stream_error(stream, &error);
+  (void)kiln_stream_finish(stream);
+  status = kiln_stream_error(stream, &error);
+  if (status != KILN_OK && status != KILN_INVALID) {
+    fprintf(stderr, "kiln_c_validate: %s: %s\n", escaped_name(name), error.message);
+    kiln_stream_free(stream);
+    return 2;
+  }
   print_verdict(name, status, &error);
   kiln_stream_free(stream);
   return status == KILN_OK ? 0 : 1;
@@ -112,6 +120,7 @@ static int validate_file(const char *name) {
     fprintf(stderr, "kiln_c_validate: %s: %s\n", escaped_name(name), strerror(failure));
     return 2;
   }
+  error.struct_size = sizeof error;
   status = kiln_validate(data, size, NULL, &error);
   free(data);
   if (status != KILN_OK && status != KILN_INVALID) {

@@ -18,6 +18,7 @@ std::string Describe() {
   };
 #define KILN_JS_FIELD(T, f) size(#T "." #f, offsetof(T, f))
   size("kiln_error", sizeof(kiln_error));
+  KILN_JS_FIELD(kiln_error, struct_size);
   KILN_JS_FIELD(kiln_error, error_class);
   KILN_JS_FIELD(kiln_error, rule);
   KILN_JS_FIELD(kiln_error, offset);
@@ -32,6 +33,7 @@ std::string Describe() {
   KILN_JS_FIELD(kiln_options, max_name_bytes);
   KILN_JS_FIELD(kiln_options, max_block_length);
   size("kiln_header", sizeof(kiln_header));
+  KILN_JS_FIELD(kiln_header, struct_size);
   KILN_JS_FIELD(kiln_header, flags);
   KILN_JS_FIELD(kiln_header, tensor_count);
   KILN_JS_FIELD(kiln_header, name_bytes);
@@ -41,6 +43,7 @@ std::string Describe() {
   KILN_JS_FIELD(kiln_header, payload_base);
   KILN_JS_FIELD(kiln_header, block_length);
   size("kiln_tensor", sizeof(kiln_tensor));
+  KILN_JS_FIELD(kiln_tensor, struct_size);
   KILN_JS_FIELD(kiln_tensor, index);
   KILN_JS_FIELD(kiln_tensor, dtype);
   KILN_JS_FIELD(kiln_tensor, dtype_name);

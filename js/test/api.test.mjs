@@ -18,7 +18,7 @@ const kiln = await load();
 test('load() returns one instance', async () => {
   assert.equal(await load(), kiln);
   assert.equal(kiln.version, '0.1.0');
-  assert.equal(kiln.abiVersion, 1);
+  assert.equal(kiln.abiVersion, 2);
 });
 
 test('CommonJS: require() gives load(), and it validates', async () => {
@@ -149,6 +149,13 @@ test('escape: as kiln validate prints untrusted text', () => {
   assert.equal(kiln.escape('a\nb'), 'a\\x0ab');
   assert.equal(kiln.escape('a\u202eb'), 'a\\u{202e}b');
   assert.equal(kiln.escape(new Uint8Array([0x61, 0xff])), 'a\\xff');
+  // Noncharacters (the page drew them as blank boxes), from a string and
+  // from bytes; their neighbours U+FDCF, U+FDF0, U+FFFD, U+10FFFD stay.
+  assert.equal(kiln.escape('n\ufdd0\ufdef\ufffe\uffff\u{1fffe}\u{10ffff}'),
+    'n\\u{fdd0}\\u{fdef}\\u{fffe}\\u{ffff}\\u{1fffe}\\u{10ffff}');
+  assert.equal(kiln.escape(new Uint8Array([0x6e, 0xef, 0xbf, 0xbe, 0xf4, 0x8f, 0xbf, 0xbf])),
+    'n\\u{fffe}\\u{10ffff}');
+  assert.equal(kiln.escape('\ufdcf\ufdf0\ufffd\u{10fffd}'), '\ufdcf\ufdf0\ufffd\u{10fffd}');
   assert.throws(() => kiln.escape(7), TypeError);
   assert.match(kiln.ruleSummary('H1'), /KLNT/);
   assert.equal(kiln.ruleSummary('Z9'), null);

@@ -131,6 +131,12 @@ test('blockMap: hostile prefixes and verdicts', () => {
   assert.throws(() => kiln.blockMap(f32, 2 ** 60, null), RangeError);
   assert.throws(() => kiln.blockMap(f32, f32.length, { class: 'NOPE', rule: 'H1', offset: 0 }), TypeError);
   assert.throws(() => kiln.blockMap(f32, f32.length, { class: 'FRAME', rule: '<b>', offset: 0 }), TypeError);
+  // A rule id of the right shape that is no rule: the C ABI refuses it and
+  // says which argument (kiln_block_map_new's error).
+  assert.throws(() => kiln.blockMap(f32, f32.length, { class: 'FRAME', rule: 'Z9', offset: 0 }), {
+    name: 'RangeError',
+    message: /blockMap: verdict /,
+  });
   const rejected = kiln.validate(f32.subarray(0, 100));
   assert.equal(rejected.ok, false);
   const m = kiln.blockMap(f32.subarray(0, 100), 100, rejected.error);

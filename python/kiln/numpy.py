@@ -57,7 +57,7 @@ def _kiln_dtype(key: Key, a: np.ndarray) -> str:
     return name
 
 
-def _entry(key: Key, name: str, value: object) -> tuple:
+def _entry(key: Key, name: bytes, value: object) -> tuple:
     if isinstance(value, np.generic):  # a NumPy scalar: a rank-0 tensor
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
@@ -67,21 +67,40 @@ def _entry(key: Key, name: str, value: object) -> tuple:
         raise ValueError(f"tensor {key!r}: {value.ndim} dimensions, Kiln holds at most {_MAX_RANK}")
     # Little-endian and C-contiguous; a copy only when the array is neither.
     data = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
-    return (name.encode("utf-8"), dtype, list(value.shape), data)
+    return (name, dtype, list(value.shape), data)
+
+
+def _name_bytes(position: int, name: object) -> tuple:
+    """(the name as an exact str, its UTF-8 bytes) for the dict's key at position.
+
+    A name is its characters: a str subclass is read as the str it holds, and
+    none of its methods (encode, __len__, __repr__, ...) is called, so a
+    subclass can neither change the bytes written nor fail in an unforeseen
+    way. type() is asked, not isinstance(), which a __class__ property fools.
+    """
+    if not issubclass(type(name), str):
+        raise TypeError(f"tensor {position}: tensor names must be str, "
+                        f"not {type(name).__name__}")
+    text = str.__str__(name)  # the characters, as an exact str
+    if not text:
+        raise ValueError(f"tensor {position}: tensor names must not be empty "
+                         "(pass a list for an unnamed block)")
+    try:
+        return text, text.encode("utf-8")
+    except UnicodeEncodeError as e:  # a lone surrogate: not UTF-8 (rule N4)
+        raise ValueError(f"tensor {text!r}: the name is not UTF-8 "
+                         f"({e.reason} at character {e.start})") from None
 
 
 def _entries(tensors: Tensors) -> list:
     if isinstance(tensors, Mapping):
         entries = []
-        for name, value in tensors.items():
-            if not isinstance(name, str):
-                raise TypeError(f"tensor names must be str, not {type(name).__name__}: {name!r}")
-            if not name:
-                raise ValueError("tensor names must not be empty (pass a list for an unnamed block)")
-            entries.append(_entry(name, name, value))
+        for position, (name, value) in enumerate(tensors.items()):
+            text, encoded = _name_bytes(position, name)
+            entries.append(_entry(text, encoded, value))
         return entries
     if isinstance(tensors, (list, tuple)):
-        return [_entry(i, "", v) for i, v in enumerate(tensors)]
+        return [_entry(i, b"", v) for i, v in enumerate(tensors)]
     raise TypeError("tensors must be a dict {name: ndarray} or a list of ndarrays (unnamed)")
 
 

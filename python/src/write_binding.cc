@@ -1,6 +1,7 @@
 // _kiln.write: the canonical block of a list of tensors, through
 // kiln::BlockWriter, as bytes or into a file. The package has already turned
 // each array into C-contiguous little-endian bytes and checked its dtype.
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -26,10 +27,20 @@ struct Prepared {
 
 Prepared Prepare(const py::list& entries) {
   Prepared p;
+  std::size_t i = 0;
   for (const py::handle entry : entries) {
     const auto t = entry.cast<py::tuple>();
     TensorRequest r;
-    r.name = t[0].cast<std::string>();
+    // Exactly bytes (the package encodes every name): anything else would
+    // reach pybind11's caster, whose failure is a bare RuntimeError.
+    const py::object name = t[0];
+    if (!PyBytes_CheckExact(name.ptr())) {
+      throw py::type_error("tensor " + std::to_string(i) + ": the name must be bytes, not " +
+                           std::string(Py_TYPE(name.ptr())->tp_name));
+    }
+    r.name.assign(PyBytes_AS_STRING(name.ptr()),
+                  static_cast<std::size_t>(PyBytes_GET_SIZE(name.ptr())));
+    ++i;
     const std::string dtype = t[1].cast<std::string>();
     const DtypeInfo* info = FindDtypeByName(dtype);
     if (info == nullptr) throw py::value_error("unknown Kiln dtype " + dtype);

@@ -130,10 +130,13 @@ def test_float128_refused():
 def test_bad_names():
     with pytest.raises(TypeError, match="names must be str"):
         kn.save({1: np.zeros(1)})
+    with pytest.raises(TypeError, match=r"^tensor 1: tensor names must be str, not bytes$"):
+        kn.save({"a": np.zeros(1), b"b": np.zeros(1)})
     with pytest.raises(ValueError, match="must not be empty"):
         kn.save({"": np.zeros(1)})
-    with pytest.raises(ValueError):  # a lone surrogate is not UTF-8
-        kn.save({"\ud800": np.zeros(1)})
+    with pytest.raises(ValueError, match=r"^tensor 'a\\ud800': the name is not UTF-8 "
+                                         r"\(surrogates not allowed at character 1\)$"):
+        kn.save({"a\ud800": np.zeros(1)})
     with pytest.raises(kiln.LimitError) as e:  # name_len is a u16
         kn.save({"n" * 70000: np.zeros(1)})
     assert e.value.rule == "H7"
@@ -150,3 +153,82 @@ def test_metadata_and_bad_arguments():
         kn.load_file(b"/bytes/are/data/not/a/path")
     with pytest.raises(TypeError):
         kn.load("a str is a path, not data")
+
+
+class _EncodeReturnsInt(str):
+    def encode(self, *args, **kwargs):
+        return 7
+
+
+class _EncodeLies(str):
+    def encode(self, *args, **kwargs):
+        return b"other"
+
+
+class _EveryMethodLies(str):
+    def encode(self, *args, **kwargs):
+        raise AssertionError("encode called")
+
+    def __len__(self):
+        return 0
+
+    def __bool__(self):
+        return False
+
+    def __str__(self):
+        return "other"
+
+    def __repr__(self):
+        raise AssertionError("__repr__ called")
+
+
+@pytest.mark.parametrize("cls", [_EncodeReturnsInt, _EncodeLies, _EveryMethodLies])
+def test_str_subclass_names_are_their_characters(cls, tmp_path):
+    """A str subclass is the str it holds: none of its methods is called (a
+    subclass whose encode returned an int made save raise pybind11's bare
+    RuntimeError, one whose encode lied wrote another name)."""
+    name = cls("w.\u00e9")
+    out = tmp_path / "s.klnt"
+    kn.save_file({name: np.arange(3, dtype=np.uint8)}, out)
+    for blob in (kn.save({name: np.arange(3, dtype=np.uint8)}), out.read_bytes()):
+        back = kn.load(blob)
+        assert list(back) == ["w.\u00e9"]
+        assert type(list(back)[0]) is str
+        np.testing.assert_array_equal(back["w.\u00e9"], [0, 1, 2])
+    # Errors about the tensor name it by its characters, not by its __repr__.
+    with pytest.raises(TypeError, match=r"^tensor 'w\.\u00e9': expected a numpy.ndarray"):
+        kn.save({name: [1, 2]})
+
+
+def test_str_enum_names_are_their_values():
+    import enum
+
+    class Names(str, enum.Enum):
+        W = "model.weight"
+
+    assert list(kn.load(kn.save({Names.W: np.zeros(1)}))) == ["model.weight"]
+
+
+def test_a_name_that_only_claims_to_be_a_str_is_refused():
+    class Impostor:
+        __class__ = property(lambda self: str)  # fools isinstance(), not type()
+
+    assert isinstance(Impostor(), str)
+    with pytest.raises(TypeError, match=r"^tensor 1: tensor names must be str, not Impostor$"):
+        kn.save({"a": np.zeros(1), Impostor(): np.zeros(1)})
+
+
+def test_write_module_refuses_a_name_that_is_not_bytes():
+    """kiln._kiln.write (the package's C++ side) takes UTF-8 bytes: a str, a
+    bytes subclass or anything else is a TypeError naming the entry, never
+    pybind11's RuntimeError."""
+    from kiln import _kiln
+
+    class B(bytes):
+        pass
+
+    data = np.zeros(1, dtype=np.uint8)
+    for bad in ("w", B(b"w"), 7, None):
+        with pytest.raises(TypeError, match=r"^tensor 1: the name must be bytes, not "):
+            _kiln.write([(b"a", "u8", [1], data), (bad, "u8", [1], data)])
+    assert kn.load(_kiln.write([(b"w", "u8", [1], data)]))["w"].tolist() == [0]

@@ -1,10 +1,13 @@
 // base::Escape, the one escaping function for untrusted text: one row per
 // category it must make visible, and the text it must leave alone.
+#include <cstdint>
+#include <ios>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "kiln/base/escape.h"
+#include "kiln/base/format.h"
 #include "kiln/base/utf8.h"
 
 namespace kiln::base {
@@ -79,6 +82,23 @@ std::vector<EscapeRow> Rows() {
       {"BraillePatternBlank", "\xe2\xa0\x80", "\\u{2800}"},
       {"MusicalFormatControl", "\xf0\x9d\x85\xb3", "\\u{1d173}"},
       {"VariationSelector17", "\xf3\xa0\x84\x80", "\\u{e0100}"},
+      // Noncharacters: the first and last of U+FDD0..U+FDEF, the last two
+      // code points of plane 0, plane 1 and plane 16; and their neighbours,
+      // which are characters and stay (U+FFFD is the replacement character).
+      {"NoncharacterFdd0", "a\xef\xb7\x90z", "a\\u{fdd0}z"},
+      {"NoncharacterFdef", "a\xef\xb7\xafz", "a\\u{fdef}z"},
+      {"NoncharacterFffeFfff", "\xef\xbf\xbe\xef\xbf\xbf", "\\u{fffe}\\u{ffff}"},
+      {"Noncharacter1fffe", "\xf0\x9f\xbf\xbe", "\\u{1fffe}"},
+      {"Noncharacter1ffff", "\xf0\x9f\xbf\xbf", "\\u{1ffff}"},
+      {"Noncharacter10fffe", "\xf4\x8f\xbf\xbe", "\\u{10fffe}"},
+      {"Noncharacter10ffff", "a\xf4\x8f\xbf\xbfz", "a\\u{10ffff}z"},
+      {"BeforeNoncharactersFdcf", "\xef\xb7\x8f", "\xef\xb7\x8f"},
+      {"AfterNoncharactersFdf0", "\xef\xb7\xb0", "\xef\xb7\xb0"},
+      {"ReplacementCharacterFffd", "\xef\xbf\xbd", "\xef\xbf\xbd"},
+      {"ObjectReplacementFffc", "\xef\xbf\xbc", "\xef\xbf\xbc"},
+      {"Before1fffe", "\xf0\x9f\xbf\xbd", "\xf0\x9f\xbf\xbd"},
+      {"After1ffff", "\xf0\xa0\x80\x80", "\xf0\xa0\x80\x80"},
+      {"Before10fffe", "\xf4\x8f\xbf\xbd", "\xf4\x8f\xbf\xbd"},
       // Bytes that are not well-formed UTF-8, one \xNN each.
       {"LoneContinuation",
        "a\x80"
@@ -175,6 +195,14 @@ std::vector<EscapeRow> JsonRows() {
       {"SoftHyphenAndVariationSelector", "\xc2\xad\xef\xb8\x8f", "\\u00ad\\ufe0f"},
       {"VariationSelector17", "\xf3\xa0\x84\x80", "\\udb40\\udd00"},
       {"TagFirstLast", "\xf3\xa0\x80\x80\xf3\xa0\x81\xbf", "\\udb40\\udc00\\udb40\\udc7f"},
+      // Noncharacters, as a surrogate pair above U+FFFF; their neighbours stay.
+      {"NoncharactersFdd0Fdef", "\xef\xb7\x90\xef\xb7\xaf", "\\ufdd0\\ufdef"},
+      {"NoncharactersFffeFfff", "\xef\xbf\xbe\xef\xbf\xbf", "\\ufffe\\uffff"},
+      {"Noncharacter1fffe", "\xf0\x9f\xbf\xbe", "\\ud83f\\udffe"},
+      {"Noncharacter10ffff", "\xf4\x8f\xbf\xbf", "\\udbff\\udfff"},
+      {"NeighboursFdcfFdf0Fffd", "\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd",
+       "\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd"},
+      {"Neighbour10fffd", "\xf4\x8f\xbf\xbd", "\xf4\x8f\xbf\xbd"},
       // Bytes that are not well-formed UTF-8: PEP 383's lone surrogates.
       {"LoneLatin1Byte", "caf\xe9", "caf\\udce9"},
       {"TruncatedSequence", "\xc3", "\\udcc3"},
@@ -219,6 +247,59 @@ TEST(JsonEscape, OutputIsAlwaysSafe) {
       }
     }
   }
+}
+
+// The UTF-8 form of a Unicode scalar value.
+std::string Utf8(std::uint32_t cp) {
+  std::string s;
+  const auto put = [&s](std::uint32_t b) { s.push_back(static_cast<char>(b)); };
+  if (cp < 0x80) {
+    put(cp);
+  } else if (cp < 0x800) {
+    put(0xC0 | (cp >> 6)), put(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    put(0xE0 | (cp >> 12)), put(0x80 | ((cp >> 6) & 0x3F)), put(0x80 | (cp & 0x3F));
+  } else {
+    put(0xF0 | (cp >> 18)), put(0x80 | ((cp >> 12) & 0x3F)), put(0x80 | ((cp >> 6) & 0x3F)),
+        put(0x80 | (cp & 0x3F));
+  }
+  return s;
+}
+
+// Unicode's definition (chapter 23.7): 66 code points, U+FDD0..U+FDEF and
+// the last two of each of the 17 planes.
+bool Noncharacter(std::uint32_t cp) {
+  return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
+}
+
+// Every noncharacter, in every output, written as its code point; and over
+// every scalar value, neither output ever copies a character XML 1.0 forbids
+// (the SVG writer adds only markup references to Escape's text).
+TEST(Escape, EveryNoncharacterAndNothingXmlForbids) {
+  int noncharacters = 0;
+  for (std::uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;  // surrogates: not scalar values
+    const std::string raw = Utf8(cp);
+    const std::string text = Escape(raw);
+    const std::string json = JsonEscape(raw);
+    if (Noncharacter(cp)) {
+      ++noncharacters;
+      const std::uint32_t v = cp - 0x10000;
+      const std::string want_json =
+          cp <= 0xFFFF ? Format("\\u%04x", cp)
+                       : Format("\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+      ASSERT_EQ(text, Format("\\u{%04x}", cp)) << std::hex << cp;
+      ASSERT_EQ(json, want_json) << std::hex << cp;
+    }
+    const bool xml_char = cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
+                          (cp >= 0xE000 && cp <= 0xFFFD) || cp >= 0x10000;
+    if (!xml_char || Noncharacter(cp)) {
+      ASSERT_NE(text, raw) << std::hex << cp;
+      ASSERT_EQ(text.find(raw), std::string::npos) << std::hex << cp;
+      ASSERT_EQ(json.find(raw), std::string::npos) << std::hex << cp;
+    }
+  }
+  EXPECT_EQ(noncharacters, 66);
 }
 
 TEST(DecodeUtf8At, CodePoints) {

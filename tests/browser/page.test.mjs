@@ -218,6 +218,27 @@ test('a hostile tensor name runs no script and reaches the page escaped', async 
   await shot('hostile-name');
 });
 
+// The noncharacters (U+FDD0..U+FDEF, U+nFFFE/U+nFFFF) have no glyph: the
+// page drew them as blank boxes. They go through the same escaping as in
+// `kiln inspect`; the neighbours U+FDCF, U+FFFD, U+10FFFD stay as they are.
+test('noncharacters in a tensor name reach the page escaped', async () => {
+  await fresh();
+  const path = join(work, 'noncharacters.klnt');
+  writeFileSync(path, namedBlock('n\uFDD0\uFDEF\uFFFE\uFFFF\u{1FFFE}\u{10FFFF}.\uFDCF\uFFFD\u{10FFFD}'));
+  const cli = spawnSync(kiln, ['validate', path], { encoding: 'utf8' });
+  assert.equal(cli.status, 0, cli.stdout + cli.stderr);
+  const [card] = await check([path]);
+  assert.equal(card.state, 'ok');
+  assert.deepEqual(card.names,
+    ['n\\u{fdd0}\\u{fdef}\\u{fffe}\\u{ffff}\\u{1fffe}\\u{10ffff}.\uFDCF\uFFFD\u{10FFFD}']);
+  const text = await page.evaluate(() => document.body.textContent);
+  for (const c of ['\uFDD0', '\uFDEF', '\uFFFE', '\uFFFF', '\u{1FFFE}', '\u{10FFFF}']) {
+    assert.ok(!text.includes(c), `a raw U+${c.codePointAt(0).toString(16)} reached the page`);
+  }
+  const titles = await page.$$eval('rect.region title', (ts) => ts.map((t) => t.textContent));
+  assert.ok(titles.some((t) => t.includes('n\\u{fdd0}\\u{fdef}\\u{fffe}\\u{ffff}')), titles.join('\n'));
+});
+
 test('several files at once, each with its verdict', async () => {
   await fresh();
   const cards = await check([

@@ -1,6 +1,8 @@
 /* The block map through the C ABI (kiln/kiln_c_map.h), compiled as C99:
  * every golden case's map covers its file from byte 0 without a hole, marks
- * the verdict's offset and tensor, and the caller mistakes are refused.
+ * the verdict's offset and tensor, and the caller mistakes are refused
+ * (with an ARGUMENT error naming the argument; structs of a wrong
+ * struct_size untouched).
  * Usage: kiln_capi_map_test GOLDEN_DIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,18 +47,22 @@ static void check_case(const char *dir, const char *name) {
   kiln_status verdict;
   kiln_map_mark mark;
   kiln_region region;
-  uint32_t i, n;
+  uint32_t i, n = 0;
   uint64_t at = 0;
+  const char *json = NULL;
+  error.struct_size = sizeof error;
+  mark.struct_size = sizeof mark;
+  region.struct_size = sizeof region;
   snprintf(path, sizeof path, "%s/cases/%s", dir, name);
   data = read_file(path, &size);
   CHECK(data != NULL, name);
   if (data == NULL) return;
   verdict = kiln_validate(data, size, NULL, &error);
-  CHECK(kiln_block_map_new(data, size, size, verdict == KILN_OK ? NULL : &error, &map) == KILN_OK,
+  CHECK(kiln_block_map_new(data, size, size, verdict == KILN_OK ? NULL : &error, &map, NULL) ==
+            KILN_OK,
         name);
   free(data); /* the map copies what it keeps */
-  n = kiln_block_map_region_count(map);
-  CHECK(n > 0, name);
+  CHECK(kiln_block_map_region_count(map, &n) == KILN_OK && n > 0, name);
   for (i = 0; i < n; ++i) {
     CHECK(kiln_block_map_region(map, i, &region) == KILN_OK, name);
     CHECK(region.begin == at && region.end > region.begin, name);
@@ -71,16 +77,26 @@ static void check_case(const char *dir, const char *name) {
     CHECK(mark.present == 1 && mark.offset == error.offset && mark.tensor == error.tensor, name);
     CHECK(mark.field_length > 0, name);
   }
-  CHECK(kiln_block_map_json(map, NULL) != NULL, name);
+  CHECK(kiln_block_map_json(map, &json, NULL) == KILN_OK && json != NULL && json[0] == '{', name);
   kiln_block_map_free(map);
+}
+
+/* The message of an ARGUMENT error names the argument. */
+static void check_argument(const char *what, kiln_status status, const kiln_error *error,
+                           const char *argument) {
+  CHECK(status == KILN_BAD_ARGUMENT, what);
+  CHECK(error->error_class == KILN_CLASS_ARGUMENT, what);
+  CHECK(strstr(error->message, argument) != NULL, what);
 }
 
 int main(int argc, char **argv) {
   kiln_block_map *map = (kiln_block_map *)1;
   kiln_error bad;
+  kiln_error error;
   static const unsigned char four[4] = {'K', 'L', 'N', 'T'};
   size_t length = 0;
-  const char *json;
+  uint32_t count = 99;
+  const char *json = "x";
   if (argc != 2) {
     fprintf(stderr, "usage: %s GOLDEN_DIR\n", argv[0]);
     return 2;
@@ -90,21 +106,63 @@ int main(int argc, char **argv) {
   check_case(argv[1], "d1-dtype-8-descriptor-1.klnt");
   check_case(argv[1], "h1-byte-swapped-magic.klnt");
 
-  /* Caller mistakes: refused, *out NULL. */
-  CHECK(kiln_block_map_new(four, 4, 4, NULL, NULL) == KILN_BAD_ARGUMENT, "out NULL");
-  CHECK(kiln_block_map_new(NULL, 4, 4, NULL, &map) == KILN_BAD_ARGUMENT && map == NULL,
-        "prefix NULL");
-  CHECK(kiln_block_map_new(four, 4, 3, NULL, &map) == KILN_BAD_ARGUMENT, "prefix > file");
+  /* Caller mistakes: refused, *out NULL, the error naming the argument. */
+  error.struct_size = sizeof error;
+  check_argument("out NULL", kiln_block_map_new(four, 4, 4, NULL, NULL, &error), &error, "out");
+  check_argument("prefix NULL", kiln_block_map_new(NULL, 4, 4, NULL, &map, &error), &error,
+                 "prefix");
+  CHECK(map == NULL, "prefix NULL: *out");
+  check_argument("prefix > file", kiln_block_map_new(four, 4, 3, NULL, &map, &error), &error,
+                 "file_size");
+  CHECK(kiln_block_map_new(four, 4, 3, NULL, &map, NULL) == KILN_BAD_ARGUMENT,
+        "prefix > file, error NULL");
   memset(&bad, 0, sizeof bad);
+  bad.struct_size = sizeof bad;
   bad.error_class = KILN_CLASS_TYPE;
   memcpy(bad.rule, "Z9", 3);
-  CHECK(kiln_block_map_new(four, 4, 4, &bad, &map) == KILN_BAD_ARGUMENT, "unknown rule");
+  check_argument("unknown rule", kiln_block_map_new(four, 4, 4, &bad, &map, &error), &error,
+                 "verdict");
   bad.error_class = KILN_CLASS_ARGUMENT;
   memcpy(bad.rule, "H1", 3);
-  CHECK(kiln_block_map_new(four, 4, 4, &bad, &map) == KILN_BAD_ARGUMENT, "argument class");
-  CHECK(kiln_block_map_region_count(NULL) == 0, "count NULL");
-  CHECK(kiln_block_map_json(NULL, &length) == NULL, "json NULL");
+  check_argument("argument class", kiln_block_map_new(four, 4, 4, &bad, &map, &error), &error,
+                 "verdict");
+  bad.error_class = KILN_CLASS_FRAME;
+  bad.struct_size = sizeof bad - 8;
+  check_argument("verdict struct_size", kiln_block_map_new(four, 4, 4, &bad, &map, &error), &error,
+                 "verdict->struct_size");
+  bad.struct_size = sizeof bad;
+  {
+    kiln_error small;
+    memset(&small, 0x5A, sizeof small);
+    small.struct_size = 8;
+    CHECK(kiln_block_map_new(four, 4, 4, NULL, &map, &small) == KILN_BAD_ARGUMENT && map == NULL &&
+              small.error_class == 0x5A5A5A5A,
+          "error struct_size 8: refused, untouched");
+  }
+  CHECK(kiln_block_map_region_count(NULL, &count) == KILN_BAD_ARGUMENT && count == 0, "count NULL");
+  CHECK(kiln_block_map_json(NULL, &json, &length) == KILN_BAD_ARGUMENT && json == NULL,
+        "json NULL");
   kiln_block_map_free(NULL);
+
+  /* Output structs of a wrong size: refused, untouched. */
+  CHECK(kiln_block_map_new(four, 4, 4, NULL, &map, &error) == KILN_OK, "four bytes");
+  {
+    kiln_region region;
+    kiln_map_mark mark;
+    memset(&region, 0x5A, sizeof region);
+    memset(&mark, 0x5A, sizeof mark);
+    region.struct_size = sizeof region - 8;
+    mark.struct_size = 0;
+    CHECK(kiln_block_map_region(map, 0, &region) == KILN_BAD_ARGUMENT &&
+              region.begin == 0x5A5A5A5A5A5A5A5Au,
+          "region struct_size");
+    CHECK(kiln_block_map_mark(map, &mark) == KILN_BAD_ARGUMENT && mark.present == 0x5A5A5A5Au,
+          "mark struct_size");
+    CHECK(kiln_block_map_region_count(map, NULL) == KILN_BAD_ARGUMENT, "count out NULL");
+    CHECK(kiln_block_map_json(map, NULL, &length) == KILN_BAD_ARGUMENT, "json out NULL");
+  }
+  kiln_block_map_free(map);
+  map = NULL;
 
   /* An empty file is a map too (H1 at byte 0, the header missing). */
   memcpy(bad.rule, "H1", 3);
@@ -113,9 +171,12 @@ int main(int argc, char **argv) {
   bad.tensor = KILN_NO_TENSOR;
   bad.message_length = 0;
   bad.message[0] = '\0';
-  CHECK(kiln_block_map_new(NULL, 0, 0, &bad, &map) == KILN_OK, "empty file");
-  json = kiln_block_map_json(map, &length);
-  CHECK(json != NULL && strstr(json, "\"kind\": \"missing\"") != NULL, "empty file json");
+  CHECK(kiln_block_map_new(NULL, 0, 0, &bad, &map, &error) == KILN_OK &&
+            error.error_class == KILN_CLASS_NONE,
+        "empty file");
+  CHECK(kiln_block_map_json(map, &json, &length) == KILN_OK && json != NULL &&
+            length == strlen(json) && strstr(json, "\"kind\": \"missing\"") != NULL,
+        "empty file json");
   kiln_block_map_free(map);
 
   if (failures == 0) printf("capi map: all checks passed\n");

@@ -9,9 +9,12 @@
  * - every valid case's directory walked, whole and from the stream, the
  *   two agreeing tensor by tensor;
  * - the caller mistakes: NULL pointers, data NULL with size > 0, a wrong
- *   struct_size or mode, a feed after finish, a tensor index out of range;
- *   each answered with KILN_BAD_ARGUMENT (and an ARGUMENT error naming the
- *   argument where the function takes a kiln_error).
+ *   struct_size (of options, an error, a header, a tensor) or mode, a feed
+ *   after finish, a tensor index out of range; each answered with
+ *   KILN_BAD_ARGUMENT (and an ARGUMENT error naming the argument where the
+ *   function takes a kiln_error), a struct of a wrong size left untouched;
+ * - the conventions: results through out-parameters, kiln_stream_error
+ *   returning the stream's status, the version macros and functions.
  *
  * Prints one line per failure and exits 1 if there was any. */
 #include <stdio.h>
@@ -120,6 +123,30 @@ static void check_verdict(const expected *e, const char *how, kiln_status status
         "%s, %s: message length %lu", e->name, how, (unsigned long)error->message_length);
 }
 
+/* The stream's directory, or NULL (checking the status the call returns
+ * agrees). */
+static const kiln_directory *stream_directory(const kiln_stream *s) {
+  const kiln_directory *d = (const kiln_directory *)s; /* not NULL: the call must set it */
+  const kiln_status status = kiln_stream_directory(s, &d);
+  CHECK(status == kiln_stream_status(s), "kiln_stream_directory: status %d, the stream's %d",
+        (int)status, (int)kiln_stream_status(s));
+  CHECK((status == KILN_OK) == (d != NULL), "kiln_stream_directory: status %d, directory %s",
+        (int)status, d == NULL ? "NULL" : "set");
+  return d;
+}
+
+static uint32_t tensor_count(const kiln_directory *d) {
+  uint32_t n = 0xFFFFFFFFu;
+  CHECK(kiln_directory_tensor_count(d, &n) == KILN_OK, "kiln_directory_tensor_count");
+  return n;
+}
+
+static uint64_t consumed(const kiln_stream *s) {
+  uint64_t n = 0xFFFFFFFFu;
+  CHECK(kiln_stream_consumed(s, &n) == KILN_OK, "kiln_stream_consumed");
+  return n;
+}
+
 /* Streams data in chunks of `chunk` bytes; returns the final status and
  * fills *error; *out is the stream (for its directory), freed by the
  * caller. */
@@ -128,9 +155,10 @@ static kiln_status stream_in_chunks(const uint8_t *data, size_t size, size_t chu
   size_t at = 0;
   kiln_status status = KILN_NEED_MORE;
   kiln_status finished;
-  kiln_stream *s = kiln_stream_new(NULL);
+  kiln_stream *s = NULL;
+  *out = NULL;
+  if (kiln_stream_new(NULL, &s, error) != KILN_OK) return KILN_NO_MEMORY;
   *out = s;
-  if (s == NULL) return KILN_NO_MEMORY;
   while (at < size && status == KILN_NEED_MORE) {
     size_t n = size - at < chunk ? size - at : chunk;
     size_t used = (size_t)-1;
@@ -144,7 +172,7 @@ static kiln_status stream_in_chunks(const uint8_t *data, size_t size, size_t chu
   CHECK(finished == KILN_OK || finished == KILN_INVALID, "finish: status %d", (int)finished);
   CHECK(kiln_stream_finish(s) == finished, "a second finish changed the status");
   CHECK(kiln_stream_status(s) == finished, "status after finish");
-  (void)kiln_stream_error(s, error);
+  CHECK(kiln_stream_error(s, error) == finished, "kiln_stream_error is not the stream's status");
   return finished;
 }
 
@@ -161,13 +189,16 @@ static void walk(const expected *e, const uint8_t *data, size_t size, const kiln
   kiln_tensor t;
   uint32_t i;
   uint32_t k;
+  h.struct_size = sizeof h;
+  hs.struct_size = sizeof hs;
+  t.struct_size = sizeof t;
   CHECK(kiln_directory_header(d, &h) == KILN_OK, "%s: header", e->name);
   CHECK(h.block_length == size, "%s: block_length %llu, size %lu", e->name,
         (unsigned long long)h.block_length, (unsigned long)size);
   CHECK(h.payload_base + h.payload_bytes == h.block_length && h.payload_base % 64 == 0,
         "%s: payload_base %llu", e->name, (unsigned long long)h.payload_base);
   CHECK(h.has_names == (h.flags & 1u), "%s: has_names", e->name);
-  CHECK(kiln_directory_tensor_count(d) == h.tensor_count, "%s: tensor_count", e->name);
+  CHECK(tensor_count(d) == h.tensor_count, "%s: tensor_count", e->name);
   CHECK(streamed != NULL, "%s: the stream has no directory", e->name);
   if (streamed != NULL) {
     CHECK(kiln_directory_header(streamed, &hs) == KILN_OK && memcmp(&h, &hs, sizeof h) == 0,
@@ -175,6 +206,7 @@ static void walk(const expected *e, const uint8_t *data, size_t size, const kiln
   }
   for (i = 0; i < h.tensor_count; ++i) {
     kiln_tensor ts;
+    ts.struct_size = sizeof ts;
     CHECK(kiln_directory_tensor(d, i, &t) == KILN_OK, "%s: tensor %lu", e->name, (unsigned long)i);
     CHECK(t.index == i, "%s: tensor %lu has index %lu", e->name, (unsigned long)i,
           (unsigned long)t.index);
@@ -201,6 +233,8 @@ static void walk(const expected *e, const uint8_t *data, size_t size, const kiln
     if (streamed == NULL) continue;
     CHECK(kiln_directory_tensor(streamed, i, &ts) == KILN_OK, "%s: streamed tensor %lu", e->name,
           (unsigned long)i);
+    CHECK(ts.struct_size == sizeof ts && t.struct_size == sizeof t,
+          "%s: tensor %lu: struct_size changed", e->name, (unsigned long)i);
     CHECK(ts.payload == NULL, "%s: streamed tensor %lu has a payload", e->name, (unsigned long)i);
     CHECK(ts.dtype == t.dtype && ts.rank == t.rank &&
               memcmp(ts.shape, t.shape, sizeof t.shape) == 0 &&
@@ -231,6 +265,7 @@ static void run_case(const char *golden, const expected *e) {
   kiln_directory *d = NULL;
   kiln_status status;
   expected stream_want;
+  error.struct_size = sizeof error;
   if ((size_t)snprintf(path, sizeof path, "%s/cases/%s.klnt", golden, e->name) >= sizeof path) {
     CHECK(0, "%s: path too long", e->name);
     return;
@@ -265,9 +300,10 @@ static void run_case(const char *golden, const expected *e) {
     snprintf(how, sizeof how, "stream in chunks of %lu", (unsigned long)chunk);
     status = stream_in_chunks(data, size, chunk, &s, &error);
     check_verdict(&stream_want, how, status, &error);
-    CHECK((status == KILN_OK) == (kiln_stream_directory(s) != NULL),
+    CHECK(error.struct_size == sizeof error, "%s, %s: struct_size changed", e->name, how);
+    CHECK((status == KILN_OK) == (stream_directory(s) != NULL),
           "%s, %s: directory and status disagree", e->name, how);
-    if (d != NULL && c == 1) walk(e, data, size, d, kiln_stream_directory(s));
+    if (d != NULL && c == 1) walk(e, data, size, d, stream_directory(s));
     kiln_stream_free(s);
   }
   kiln_directory_free(d);
@@ -295,12 +331,18 @@ static void bad_arguments(const char *golden) {
   kiln_header h;
   kiln_tensor t;
   size_t used = 99;
+  uint32_t count = 99;
+  uint64_t bytes = 99;
+  const kiln_directory *cd = (const kiln_directory *)&error;
   static const uint8_t byte = 0;
 
   snprintf(path, sizeof path, "%s/cases/kiln-v2-f32.klnt", golden);
   data = read_file(path, &size);
   CHECK(data != NULL, "cannot read %s", path);
   if (data == NULL) return;
+  error.struct_size = sizeof error;
+  h.struct_size = sizeof h;
+  t.struct_size = sizeof t;
 
   CHECK(kiln_options_init(NULL) == KILN_BAD_ARGUMENT, "kiln_options_init(NULL)");
   CHECK(kiln_options_init(&options) == KILN_OK && options.struct_size == sizeof options &&
@@ -319,13 +361,20 @@ static void bad_arguments(const char *golden) {
   options.struct_size = 0;
   check_argument("struct_size 0", kiln_validate(data, size, &options, &error), &error,
                  "struct_size");
-  CHECK(kiln_stream_new(&options) == NULL, "kiln_stream_new with struct_size 0");
+  s = (kiln_stream *)&error; /* not NULL: kiln_stream_new must clear it */
+  check_argument("kiln_stream_new with struct_size 0", kiln_stream_new(&options, &s, &error),
+                 &error, "options->struct_size");
+  CHECK(s == NULL, "kiln_stream_new left *out set after a bad argument");
   kiln_options_init(&options);
   options.mode = 2;
   check_argument("mode 2", kiln_validate(data, size, &options, &error), &error, "mode");
   check_argument("kiln_parse mode 2", kiln_parse(data, size, &options, &d, &error), &error, "mode");
   CHECK(d == NULL, "kiln_parse left *out set after a bad argument");
-  CHECK(kiln_stream_new(&options) == NULL, "kiln_stream_new with mode 2");
+  check_argument("kiln_stream_new mode 2", kiln_stream_new(&options, &s, &error), &error,
+                 "options->mode");
+  CHECK(kiln_stream_new(&options, &s, NULL) == KILN_BAD_ARGUMENT && s == NULL,
+        "kiln_stream_new mode 2, error NULL");
+  check_argument("kiln_stream_new out NULL", kiln_stream_new(NULL, NULL, &error), &error, "out");
   kiln_options_init(&options);
   options.max_tensor_count = 0;
   CHECK(kiln_validate(data, size, &options, &error) == KILN_INVALID &&
@@ -336,13 +385,49 @@ static void bad_arguments(const char *golden) {
   check_argument("kiln_parse data NULL", kiln_parse(NULL, size, NULL, &d, &error), &error, "data");
   CHECK(d == NULL, "kiln_parse: *out not NULL after a bad argument");
 
+  /* An error of a size the library does not know: refused, left as it was
+   * (nothing may be written past what the caller said it holds). */
+  {
+    kiln_error small;
+    memset(&small, 0x5A, sizeof small);
+    small.struct_size = sizeof small - 8;
+    CHECK(kiln_validate(data, 3, NULL, &small) == KILN_BAD_ARGUMENT, "error struct_size - 8");
+    CHECK(kiln_parse(data, size, NULL, &d, &small) == KILN_BAD_ARGUMENT && d == NULL,
+          "kiln_parse: error struct_size - 8");
+    s = (kiln_stream *)&small;
+    CHECK(kiln_stream_new(NULL, &s, &small) == KILN_BAD_ARGUMENT && s == NULL,
+          "kiln_stream_new: error struct_size - 8");
+    small.struct_size = 0;
+    CHECK(kiln_validate(data, size, NULL, &small) == KILN_BAD_ARGUMENT, "error struct_size 0");
+    CHECK(small.error_class == 0x5A5A5A5A && small.message[0] == 0x5A &&
+              small.message[sizeof small.message - 1] == 0x5A,
+          "an error of a wrong size was written to");
+  }
+
   CHECK(kiln_parse(data, size, NULL, &d, &error) == KILN_OK && d != NULL, "kiln_parse");
   CHECK(kiln_directory_header(NULL, &h) == KILN_BAD_ARGUMENT, "header(NULL)");
   CHECK(kiln_directory_header(d, NULL) == KILN_BAD_ARGUMENT, "header(d, NULL)");
-  CHECK(kiln_directory_tensor_count(NULL) == 0, "tensor_count(NULL)");
+  CHECK(kiln_directory_tensor_count(NULL, &count) == KILN_BAD_ARGUMENT && count == 0,
+        "tensor_count(NULL)");
+  CHECK(kiln_directory_tensor_count(d, NULL) == KILN_BAD_ARGUMENT, "tensor_count(d, NULL)");
+  CHECK(kiln_directory_tensor_count(d, &count) == KILN_OK && count == 1, "tensor_count(d)");
   CHECK(kiln_directory_tensor(NULL, 0, &t) == KILN_BAD_ARGUMENT, "tensor(NULL)");
   CHECK(kiln_directory_tensor(d, 0, NULL) == KILN_BAD_ARGUMENT, "tensor(d, 0, NULL)");
   CHECK(kiln_directory_tensor(d, 1, &t) == KILN_BAD_ARGUMENT, "tensor(d, 1): out of range");
+  {
+    kiln_header small_h;
+    kiln_tensor small_t;
+    memset(&small_h, 0x5A, sizeof small_h);
+    memset(&small_t, 0x5A, sizeof small_t);
+    small_h.struct_size = sizeof small_h - 8;
+    small_t.struct_size = sizeof small_t + 8;
+    CHECK(kiln_directory_header(d, &small_h) == KILN_BAD_ARGUMENT && small_h.flags == 0x5A5A5A5Au &&
+              small_h.block_length == 0x5A5A5A5A5A5A5A5Au,
+          "a header of a wrong size: refused, untouched");
+    CHECK(kiln_directory_tensor(d, 0, &small_t) == KILN_BAD_ARGUMENT &&
+              small_t.index == 0x5A5A5A5Au && small_t.quant_outer_index == 0x5A5A5A5Au,
+          "a tensor of a wrong size: refused, untouched");
+  }
   kiln_directory_free(d);
   kiln_directory_free(NULL);
 
@@ -351,56 +436,81 @@ static void bad_arguments(const char *golden) {
   CHECK(kiln_stream_status(NULL) == KILN_BAD_ARGUMENT, "status(NULL)");
   check_argument("kiln_stream_error(NULL)", kiln_stream_error(NULL, &error), &error, "stream");
   CHECK(kiln_stream_header(NULL, &h) == KILN_BAD_ARGUMENT, "stream_header(NULL)");
-  CHECK(kiln_stream_directory(NULL) == NULL, "stream_directory(NULL)");
-  CHECK(kiln_stream_consumed(NULL) == 0, "consumed(NULL)");
-  CHECK(kiln_stream_bytes_to_checkpoint(NULL) == 0, "bytes_to_checkpoint(NULL)");
+  CHECK(kiln_stream_directory(NULL, &cd) == KILN_BAD_ARGUMENT && cd == NULL,
+        "stream_directory(NULL)");
+  CHECK(kiln_stream_consumed(NULL, &bytes) == KILN_BAD_ARGUMENT && bytes == 0, "consumed(NULL)");
+  bytes = 99;
+  CHECK(kiln_stream_bytes_to_checkpoint(NULL, &bytes) == KILN_BAD_ARGUMENT && bytes == 0,
+        "bytes_to_checkpoint(NULL)");
   kiln_stream_free(NULL);
 
-  s = kiln_stream_new(NULL);
-  CHECK(s != NULL, "kiln_stream_new(NULL)");
+  s = NULL;
+  CHECK(kiln_stream_new(NULL, &s, &error) == KILN_OK && s != NULL &&
+            error.error_class == KILN_CLASS_NONE,
+        "kiln_stream_new(NULL)");
   if (s != NULL) {
     CHECK(kiln_stream_error(s, NULL) == KILN_BAD_ARGUMENT, "stream_error(s, NULL)");
     CHECK(kiln_stream_header(s, NULL) == KILN_BAD_ARGUMENT, "stream_header(s, NULL)");
     CHECK(kiln_stream_header(s, &h) == KILN_NEED_MORE, "stream_header before byte 64");
+    CHECK(kiln_stream_directory(s, NULL) == KILN_BAD_ARGUMENT, "stream_directory(s, NULL)");
+    CHECK(kiln_stream_consumed(s, NULL) == KILN_BAD_ARGUMENT, "consumed(s, NULL)");
+    CHECK(kiln_stream_bytes_to_checkpoint(s, NULL) == KILN_BAD_ARGUMENT,
+          "bytes_to_checkpoint(s, NULL)");
+    CHECK(kiln_stream_bytes_to_checkpoint(s, &bytes) == KILN_OK && bytes == 64,
+          "bytes_to_checkpoint at 0: %llu", (unsigned long long)bytes);
     CHECK(kiln_stream_feed(s, NULL, 3, &used) == KILN_BAD_ARGUMENT && used == 0, "feed(NULL, 3)");
-    CHECK(kiln_stream_consumed(s) == 0, "a bad feed took bytes");
+    CHECK(consumed(s) == 0, "a bad feed took bytes");
     CHECK(kiln_stream_feed(s, NULL, 0, &used) == KILN_NEED_MORE && used == 0, "feed(NULL, 0)");
     CHECK(kiln_stream_feed(s, data, 64, &used) == KILN_NEED_MORE && used == 64, "feed 64");
-    CHECK(kiln_stream_header(s, &h) == KILN_OK && h.tensor_count == 1, "stream_header at 64");
+    CHECK(kiln_stream_header(s, &h) == KILN_OK && h.tensor_count == 1 && h.struct_size == sizeof h,
+          "stream_header at 64");
+    {
+      kiln_header small_h;
+      memset(&small_h, 0x5A, sizeof small_h);
+      small_h.struct_size = 0;
+      CHECK(kiln_stream_header(s, &small_h) == KILN_BAD_ARGUMENT && small_h.flags == 0x5A5A5A5Au,
+            "stream_header: struct_size 0");
+    }
     CHECK(kiln_stream_error(s, &error) == KILN_NEED_MORE && error.error_class == KILN_CLASS_NONE,
           "stream_error while NEED_MORE");
+    CHECK(stream_directory(s) == NULL, "a directory while NEED_MORE");
     CHECK(kiln_stream_feed(s, data + 64, size - 64, &used) == KILN_OK && used == size - 64,
           "feed the rest");
+    CHECK(kiln_stream_error(s, &error) == KILN_OK && error.error_class == KILN_CLASS_NONE,
+          "stream_error when complete");
     CHECK(kiln_stream_finish(s) == KILN_OK, "finish");
     CHECK(kiln_stream_feed(s, &byte, 1, &used) == KILN_BAD_ARGUMENT && used == 0,
           "feed after finish");
     CHECK(kiln_stream_feed(s, NULL, 0, NULL) == KILN_BAD_ARGUMENT, "empty feed after finish");
-    CHECK(kiln_stream_status(s) == KILN_OK && kiln_stream_directory(s) != NULL,
+    CHECK(kiln_stream_status(s) == KILN_OK && stream_directory(s) != NULL,
           "a feed after finish changed the verdict");
-    CHECK(kiln_stream_consumed(s) == size, "consumed %llu",
-          (unsigned long long)kiln_stream_consumed(s));
+    CHECK(consumed(s) == size, "consumed %llu", (unsigned long long)consumed(s));
+    CHECK(kiln_stream_bytes_to_checkpoint(s, &bytes) == KILN_OK && bytes == 0,
+          "bytes_to_checkpoint once settled: %llu", (unsigned long long)bytes);
     kiln_stream_free(s);
   }
 
   /* Whole mode: a byte after a complete block is FRAME H8, and the
-   * directory is gone. */
-  s = kiln_stream_new(NULL);
-  if (s != NULL) {
-    CHECK(kiln_stream_feed(s, data, size, NULL) == KILN_OK && kiln_stream_directory(s) != NULL,
+   * directory is gone; kiln_stream_error says INVALID with the verdict. */
+  s = NULL;
+  if (kiln_stream_new(NULL, &s, NULL) == KILN_OK) {
+    CHECK(kiln_stream_feed(s, data, size, NULL) == KILN_OK && stream_directory(s) != NULL,
           "feed the block");
-    CHECK(kiln_stream_feed(s, &byte, 1, NULL) == KILN_INVALID && kiln_stream_directory(s) == NULL,
+    CHECK(kiln_stream_feed(s, &byte, 1, NULL) == KILN_INVALID && stream_directory(s) == NULL,
           "a trailing byte");
-    CHECK(kiln_stream_error(s, &error) == KILN_OK && strcmp(error.rule, "H8") == 0 &&
+    CHECK(kiln_stream_error(s, &error) == KILN_INVALID && strcmp(error.rule, "H8") == 0 &&
               error.offset == size,
           "a trailing byte: %s at %llu", error.rule, (unsigned long long)error.offset);
     kiln_stream_free(s);
+  } else {
+    CHECK(0, "kiln_stream_new(NULL, &s, NULL)");
   }
 
   /* Prefix mode: the block ends the validation; used says where. */
   kiln_options_init(&options);
   options.mode = KILN_MODE_PREFIX;
-  s = kiln_stream_new(&options);
-  if (s != NULL) {
+  s = NULL;
+  if (kiln_stream_new(&options, &s, &error) == KILN_OK) {
     uint8_t *two = malloc(size * 2);
     if (two != NULL) {
       memcpy(two, data, size);
@@ -414,31 +524,63 @@ static void bad_arguments(const char *golden) {
       free(two);
     }
     kiln_stream_free(s);
+  } else {
+    CHECK(0, "kiln_stream_new in prefix mode: %s", error.message);
   }
 
   {
     char out[64];
+    size_t n = 99;
     static const uint8_t text[] = {'a', '\\', 0x1b, 0xff, 'b'};
-    CHECK(kiln_escape(text, sizeof text, out, sizeof out) == 12 &&
+    CHECK(kiln_escape(text, sizeof text, out, sizeof out, &n) == KILN_OK && n == 12 &&
               strcmp(out, "a\\\\\\x1b\\xffb") == 0,
           "kiln_escape: \"%s\"", out);
-    CHECK(kiln_escape(text, sizeof text, out, 12) == 12 && out[0] == '\0',
+    n = 99;
+    CHECK(kiln_escape(text, sizeof text, out, 12, &n) == KILN_BUFFER_TOO_SMALL && n == 12 &&
+              out[0] == '\0',
           "kiln_escape: too small a buffer");
-    CHECK(kiln_escape(NULL, 1, out, sizeof out) == (size_t)-1, "kiln_escape(NULL, 1)");
-    CHECK(kiln_escape(text, 1, NULL, 1) == (size_t)-1, "kiln_escape(out NULL)");
-    CHECK(kiln_escape(text, 1, NULL, 0) == 1, "kiln_escape: measure only");
+    CHECK(kiln_escape(text, sizeof text, out, 13, &n) == KILN_OK && n == 12 &&
+              strcmp(out, "a\\\\\\x1b\\xffb") == 0,
+          "kiln_escape: a buffer of exactly the length and the NUL");
+    CHECK(kiln_escape(NULL, 1, out, sizeof out, &n) == KILN_BAD_ARGUMENT && n == 0,
+          "kiln_escape(NULL, 1)");
+    CHECK(kiln_escape(text, 1, NULL, 1, &n) == KILN_BAD_ARGUMENT, "kiln_escape(out NULL)");
+    CHECK(kiln_escape(text, 1, out, sizeof out, NULL) == KILN_BAD_ARGUMENT,
+          "kiln_escape(escaped_length NULL)");
+    n = 99;
+    CHECK(kiln_escape(text, sizeof text, NULL, 0, &n) == KILN_OK && n == 12,
+          "kiln_escape: measure only");
+    CHECK(kiln_escape(NULL, 0, out, sizeof out, &n) == KILN_OK && n == 0 && out[0] == '\0',
+          "kiln_escape: the empty text");
+  }
+
+  {
+    const char *summary = "x";
+    CHECK(kiln_rule_summary("D7", 2, &summary) == KILN_OK && summary != NULL && summary[0] != '\0',
+          "kiln_rule_summary(D7)");
+    CHECK(kiln_rule_summary("D7x", 2, &summary) == KILN_OK && summary != NULL,
+          "kiln_rule_summary reads length bytes");
+    CHECK(kiln_rule_summary("D7", 1, &summary) == KILN_BAD_ARGUMENT && summary == NULL,
+          "kiln_rule_summary(D)");
+    summary = "x";
+    CHECK(kiln_rule_summary("Z9", 2, &summary) == KILN_BAD_ARGUMENT && summary == NULL,
+          "kiln_rule_summary(Z9)");
+    CHECK(kiln_rule_summary(NULL, 2, &summary) == KILN_BAD_ARGUMENT, "kiln_rule_summary(NULL)");
+    CHECK(kiln_rule_summary("D7", 2, NULL) == KILN_BAD_ARGUMENT, "kiln_rule_summary(out NULL)");
   }
 
   CHECK(kiln_abi_version() == KILN_ABI_VERSION, "abi version");
-  CHECK(kiln_version() != NULL && kiln_version()[0] != '\0', "version");
+  CHECK(KILN_VERSION_NUMBER ==
+            KILN_VERSION_MAJOR * 10000 + KILN_VERSION_MINOR * 100 + KILN_VERSION_PATCH,
+        "KILN_VERSION_NUMBER");
+  CHECK(kiln_version_number() == KILN_VERSION_NUMBER, "kiln_version_number %lu",
+        (unsigned long)kiln_version_number());
+  CHECK(strcmp(kiln_version(), KILN_VERSION_STRING) == 0, "kiln_version \"%s\", header \"%s\"",
+        kiln_version(), KILN_VERSION_STRING);
   CHECK(strcmp(kiln_error_class_name(KILN_CLASS_UTF8), "UTF8") == 0 &&
             strcmp(kiln_error_class_name(99), "") == 0 &&
             strcmp(kiln_error_class_name(KILN_CLASS_ARGUMENT), "ARGUMENT") == 0,
         "kiln_error_class_name");
-  CHECK(kiln_rule_summary("D7", 2) != NULL && kiln_rule_summary("D7x", 2) != NULL &&
-            kiln_rule_summary("D7", 1) == NULL && kiln_rule_summary(NULL, 2) == NULL &&
-            kiln_rule_summary("Z9", 2) == NULL,
-        "kiln_rule_summary");
   free(data);
 }
 

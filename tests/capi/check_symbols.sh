@@ -1,6 +1,6 @@
 #!/bin/sh
 # check_symbols.sh LIBRARY: the shared C library exports the C ABI only.
-# Every defined dynamic symbol is kiln_* (or the version node KILN_C_1), and
+# Every defined dynamic symbol is kiln_* (or its version node, KILN_C_<ABI>), and
 # the ABI's entry points are all there.
 set -eu
 lib=$1
@@ -11,7 +11,8 @@ if [ -n "$others" ]; then
   printf '%s\n' "$others"
   exit 1
 fi
-for f in kiln_version kiln_validate kiln_parse kiln_stream_new kiln_stream_feed kiln_directory_tensor; do
+for f in kiln_version kiln_version_number kiln_validate kiln_parse kiln_stream_new kiln_stream_feed \
+  kiln_directory_tensor kiln_block_map_new; do
   if ! printf '%s\n' "$symbols" | grep -qx "$f"; then
     echo "check_symbols: $lib does not export $f"
     exit 1

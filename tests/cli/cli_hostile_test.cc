@@ -24,6 +24,7 @@
 #include "cli_run.h"
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
+#include "support/block_builder.h"
 #include "support/temp_dir.h"
 
 namespace kiln {
@@ -380,6 +381,18 @@ std::vector<HostileName> HostileNames() {
        "a\\x0a9\\x09x\\x09f32"},
       {"backslash", "a\\x09", "a\\\\x09", "a\\\\x09"},
       {"quote", "a\"b", "a\\\"b", "a\"b"},
+      // Noncharacters (no font draws them; the page showed blank boxes): the
+      // first and last of U+FDD0..U+FDEF, the end of planes 0, 1 and 16.
+      {"noncharacters FDD0 FDEF", "n\xef\xb7\x90\xef\xb7\xaf", "n\\ufdd0\\ufdef",
+       "n\\u{fdd0}\\u{fdef}"},
+      {"noncharacters FFFE FFFF", "n\xef\xbf\xbe\xef\xbf\xbf", "n\\ufffe\\uffff",
+       "n\\u{fffe}\\u{ffff}"},
+      {"noncharacter 1FFFE", "n\xf0\x9f\xbf\xbe", "n\\ud83f\\udffe", "n\\u{1fffe}"},
+      {"noncharacter 10FFFF", "n\xf4\x8f\xbf\xbf", "n\\udbff\\udfff", "n\\u{10ffff}"},
+      // Their neighbours U+FDCF, U+FDF0, U+FFFD and U+10FFFD are characters.
+      {"neighbours of noncharacters", "n\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd\xf4\x8f\xbf\xbd",
+       "n\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd\xf4\x8f\xbf\xbd",
+       "n\xef\xb7\x8f\xef\xb7\xb0\xef\xbf\xbd\xf4\x8f\xbf\xbd"},
   };
 }
 
@@ -401,7 +414,8 @@ std::string HostileNamesBlock() {
 // Whether `text` holds one of the characters the reports must never print raw.
 bool HasHiddenCharacter(const std::string& text) {
   for (const char* raw : {"\xc2\x85", "\xc2\x9b", "\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x80\xa8",
-                          "\xe2\x80\xa9", "\xf3\xa0\x81\x81", "\t"}) {
+                          "\xe2\x80\xa9", "\xf3\xa0\x81\x81", "\t", "\xef\xb7\x90", "\xef\xb7\xaf",
+                          "\xef\xbf\xbe", "\xef\xbf\xbf", "\xf0\x9f\xbf\xbe", "\xf4\x8f\xbf\xbf"}) {
     if (text.find(raw) != std::string::npos) return true;
   }
   return false;
@@ -471,6 +485,70 @@ TEST(CliHostile, JsonFileNamesAreUnambiguous) {
   EXPECT_NE(json.find("exe.\\u202efdp.klnt\""), std::string::npos) << json;
   EXPECT_EQ(json.find("\\u00e9"), std::string::npos) << json;
   EXPECT_FALSE(HasHiddenCharacter(json)) << json;
+}
+
+// Noncharacters in a file name and in tensor names, through every report
+// of a valid and of a rejected block: the text reports write \u{NNNN} (as
+// base::Escape), --json writes \uNNNN (a surrogate pair above U+FFFF), and
+// neither writes one raw; U+FDCF, U+FDF0, U+FFFD and U+10FFFD stay as they
+// are. Before the fix only `inspect --map` escaped U+FFFE and U+FFFF.
+TEST(CliHostile, NoncharactersAreEscapedInEveryReport) {
+  TempDir tmp;
+  // The file name holds U+FFFE and U+10FFFF; the block, every name of
+  // HostileNames() (the noncharacter rows among them).
+  const std::string valid = tmp / "v\xef\xbf\xbe\xf4\x8f\xbf\xbf.klnt";
+  WriteFile(valid, HostileNamesBlock());
+  // A rejection that quotes a name: tensor 1 repeats tensor 0's name (N5).
+  testing::BlockSpec spec;
+  for (int i = 0; i < 2; ++i) {
+    testing::TensorSpec t;
+    t.name = "d\xef\xb7\x90\xef\xbf\xbf\xf0\x9f\xbf\xbe\xef\xbf\xbd";  // FDD0 FFFF 1FFFE FFFD
+    spec.tensors.push_back(t);
+  }
+  const testing::Buffer dup = testing::Build(spec);
+  const std::string rejected = tmp / "r\xef\xb7\xaf.klnt";  // U+FDEF
+  WriteFile(rejected, std::string(dup.begin(), dup.end()));
+
+  const auto run = [&](const std::vector<std::string>& args, int want) {
+    const std::string path = tmp / "out";
+    const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const Ran r = RunKilnWith(args, -1, out);
+    ::close(out);
+    EXPECT_EQ(r.code(), want) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_FALSE(HasHiddenCharacter(r.err)) << r.err;
+    return ReadAll(path);
+  };
+
+  const std::string text = run({"inspect", valid}, 0);
+  EXPECT_FALSE(HasHiddenCharacter(text)) << text;
+  EXPECT_TRUE(text.starts_with(tmp / "v\\u{fffe}\\u{10ffff}.klnt: ok\n")) << text;
+  for (const HostileName& h : HostileNames()) {
+    if (std::string_view(h.label).find("noncharacter") == std::string_view::npos) continue;
+    EXPECT_NE(text.find(" " + std::string(h.tsv) + " "), std::string::npos)
+        << h.label << " not written as " << h.tsv << " in " << text;
+  }
+
+  const std::string json = run({"inspect", "--json", valid}, 0);
+  EXPECT_FALSE(HasHiddenCharacter(json)) << json;
+  EXPECT_NE(json.find("v\\ufffe\\udbff\\udfff.klnt\""), std::string::npos) << json;
+
+  const std::string both = run({"validate", "--json", valid, rejected}, 1);
+  EXPECT_FALSE(HasHiddenCharacter(both)) << both;
+  EXPECT_NE(both.find("v\\ufffe\\udbff\\udfff.klnt\""), std::string::npos) << both;
+  EXPECT_NE(both.find("r\\ufdef.klnt\""), std::string::npos) << both;
+  // The message quotes the name as the text reports do (base::Quoted), and
+  // --json escapes that text's backslashes and quotes.
+  EXPECT_NE(both.find("name \\\"d\\\\u{fdd0}\\\\u{ffff}\\\\u{1fffe}\xef\xbf\xbd\\\" (14 bytes) "
+                      "repeats the name of tensor 0"),
+            std::string::npos)
+      << both;
+
+  const std::string verdict = run({"validate", rejected}, 1);
+  EXPECT_FALSE(HasHiddenCharacter(verdict)) << verdict;
+  EXPECT_NE(verdict.find("r\\u{fdef}.klnt: "), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("name \"d\\u{fdd0}\\u{ffff}\\u{1fffe}\xef\xbf\xbd\" (14 bytes)"),
+            std::string::npos)
+      << verdict;
 }
 
 // ---------------------------------------------------------------------------

@@ -1,11 +1,21 @@
 // The kiln command end to end: output lines, JSON, exit codes.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "cli_run.h"
 #include "commands.h"
 #include "gtest/gtest.h"
+#include "kiln/writer.h"
 #include "support/golden.h"
+#include "support/temp_dir.h"
 
 namespace kiln {
 namespace {
@@ -111,6 +121,173 @@ TEST(Cli, EveryGoldenCaseMatchesTheManifest) {
         c.path + ": " + (c.valid() ? std::string("ok\n") : c.expect + " " + c.rule + " at byte ");
     EXPECT_NE(r.out.find(want), std::string::npos) << c.name << ": expected " << want;
   }
+}
+
+// kiln convert takes the formats from the extensions; when one tells
+// nothing, the message names that path (the input's first, when both do),
+// not the pair; a pair of known formats it has no conversion for is the
+// other message. Nothing is written either way.
+TEST(Cli, ConvertNamesThePathWhoseExtensionTellsNoFormat) {
+  testing::ScratchDir tmp;
+  // Named tensors: a block safetensors can hold.
+  const std::string kiln_in = std::string(KILN_GOLDEN_DIR) + "/cases/ok-named-llama-layer.klnt";
+  const std::string xyz_in = tmp / "in.xyz";
+  std::filesystem::copy_file(kiln_in, xyz_in);
+  struct Conversion {
+    std::string in, out, unknown;
+  };
+  const Conversion cases[] = {
+      {kiln_in, tmp / "out.xyz", tmp / "out.xyz"},    // the output's extension
+      {xyz_in, tmp / "out.klnt", xyz_in},             // the input's
+      {xyz_in, tmp / "out.bin", xyz_in},              // both: the input is named
+      {kiln_in, tmp / "out", tmp / "out"},            // no extension at all
+      {xyz_in, tmp / "out.safetensors.xyz", xyz_in},  // the last extension counts
+  };
+  for (const Conversion& c : cases) {
+    const Outcome r = Kiln("convert " + Quote(c.in) + " " + Quote(c.out), true);
+    EXPECT_EQ(r.status, 2) << c.in << " -> " << c.out << "\n" << r.out;
+    EXPECT_NE(r.out.find("kiln convert: cannot tell the format of " + c.unknown +
+                         " from its extension: give --from or --to\n"),
+              std::string::npos)
+        << c.in << " -> " << c.out << "\n"
+        << r.out;
+    EXPECT_EQ(r.out.find("not supported"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(c.out)) << c.out;
+  }
+  // The flags settle what the extensions cannot.
+  const Outcome flags = Kiln(
+      "convert --from kiln " + Quote(xyz_in) + " " + Quote(tmp / "o.xyz") + " --to safetensors",
+      true);
+  EXPECT_EQ(flags.status, 0) << flags.out;
+  EXPECT_TRUE(std::filesystem::exists(tmp / "o.xyz"));
+}
+
+TEST(Cli, ConvertRefusesAPairOfKnownFormatsWithoutAConversion) {
+  testing::ScratchDir tmp;
+  const std::string kiln_in = std::string(KILN_GOLDEN_DIR) + "/cases/kiln-v2-f32.klnt";
+  for (const char* out : {"out.klnt", "out.gguf"}) {
+    const Outcome r = Kiln("convert " + Quote(kiln_in) + " " + Quote(tmp / out), true);
+    EXPECT_EQ(r.status, 2) << out << "\n" << r.out;
+    EXPECT_NE(r.out.find("kiln convert: this conversion is not supported\n"), std::string::npos)
+        << out << "\n"
+        << r.out;
+    EXPECT_EQ(r.out.find("cannot tell the format"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(tmp / out)) << out;
+  }
+}
+
+// A NumPy file of a dtype kiln has no equivalent for (a string dtype, <U1):
+// a well-formed .npy that cannot be represented in a block.
+std::string StringDtypeNpy() {
+  std::string header = "{'descr': '<U1', 'fortran_order': False, 'shape': (2,), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string npy = "\x93NUMPY";
+  npy += '\x01';
+  npy += '\x00';
+  npy += static_cast<char>(header.size() & 0xFF);
+  npy += static_cast<char>(header.size() >> 8);
+  npy += header;
+  npy += std::string("a\0\0\0b\0\0\0", 8);
+  return npy;
+}
+
+// The usage text states the exit statuses; each statement is read from
+// `kiln --help` and held against what runs exit with, so a wrong statement
+// (or a changed status) fails here.
+TEST(Cli, UsageStatesTheExitStatusesRunsGive) {
+  const Outcome help = Kiln("--help");
+  ASSERT_EQ(help.status, 0);
+  const std::string& text = help.out;
+
+  // "exit status: 0 every file valid, 1 some file invalid, 2 usage or I/O error"
+  std::smatch line;
+  ASSERT_TRUE(std::regex_search(text, line, std::regex("exit status: ([^\\n]*)\\n"))) << text;
+  std::map<std::string, int> stated;
+  const std::string statements = line[1].str();
+  const std::regex one("(\\d+) ([^,]+)(, |$)");
+  for (auto it = std::sregex_iterator(statements.begin(), statements.end(), one);
+       it != std::sregex_iterator(); ++it) {
+    stated[(*it)[2].str()] = std::stoi((*it)[1].str());
+  }
+  ASSERT_EQ(stated.size(), 3u) << statements;
+  ASSERT_EQ(stated.count("every file valid"), 1u) << statements;
+  ASSERT_EQ(stated.count("some file invalid"), 1u) << statements;
+  ASSERT_EQ(stated.count("usage or I/O error"), 1u) << statements;
+  // The line after it: "(including a report that cannot be written)".
+  EXPECT_NE(text.find("usage or I/O error\n(including a report that cannot be written)\n"),
+            std::string::npos)
+      << text;
+
+  const std::string valid = Case("kiln-v2-f32");
+  const std::string invalid = Case("kiln-pod-list-f32");
+  EXPECT_EQ(Kiln("validate " + valid).status, stated["every file valid"]);
+  EXPECT_EQ(Kiln("validate " + valid + " " + Case("kiln-v2-empty")).status,
+            stated["every file valid"]);
+  EXPECT_EQ(Kiln("validate " + valid + " " + invalid).status, stated["some file invalid"]);
+  EXPECT_EQ(Kiln("validate " + invalid).status, stated["some file invalid"]);
+  const int error = stated["usage or I/O error"];
+  EXPECT_EQ(Kiln("validate --bogus " + valid).status, error);     // usage
+  EXPECT_EQ(Kiln("validate /nonexistent/x.klnt").status, error);  // I/O: no such file
+  EXPECT_EQ(Kiln("validate " + invalid + " /nonexistent/x.klnt").status, error);
+  EXPECT_EQ(testing::RunKiln("validate " + valid, "2>/dev/null >/dev/full").status, error);
+
+  testing::ScratchDir tmp;
+  // "Inputs must be regular files (a FIFO or device is refused, exit 2)."
+  std::smatch fifo;
+  ASSERT_TRUE(std::regex_search(text, fifo, std::regex("a FIFO or device is refused, exit (\\d+)")))
+      << text;
+  ASSERT_EQ(::mkfifo((tmp / "fifo.klnt").c_str(), 0600), 0);
+  EXPECT_EQ(Kiln("validate " + Quote(tmp / "fifo.klnt")).status, std::stoi(fifo[1].str()));
+  EXPECT_EQ(Kiln("validate /dev/zero").status, std::stoi(fifo[1].str()));
+
+  // "(pack, unpack, convert: 1 also when an input cannot be represented)"
+  std::smatch also;
+  ASSERT_TRUE(std::regex_search(
+      text, also, std::regex("\\(([a-z, ]+): (\\d+) also when an input cannot be represented\\)")))
+      << text;
+  const int unrepresentable = std::stoi(also[2].str());
+  {
+    std::ofstream(tmp / "s.npy", std::ios::binary) << StringDtypeNpy();
+    BlockWriter w;
+    static const std::uint8_t kBytes[4] = {1, 2, 3, 4};
+    TensorRequest r;  // unnamed: safetensors needs a name
+    r.dtype = Dtype::kU8;
+    r.shape = {4};
+    ASSERT_TRUE(w.Add(r, Payload::Bytes(kBytes)).ok());
+    ASSERT_TRUE(w.WriteToFile(tmp / "unnamed.klnt").ok());
+  }
+  // One input of each command that its output cannot hold. unpack writes
+  // any valid block (a dtype NumPy lacks goes to a raw .bin), so what it
+  // cannot represent is a block that is not one.
+  struct Run {
+    std::string args;
+    std::string says;  // why it refused
+  };
+  const std::map<std::string, Run> runs = {
+      {"pack",
+       {"pack " + Quote(tmp / "p.klnt") + " s=" + Quote(tmp / "s.npy"),
+        "npy dtype \"<U1\" is a string dtype: not supported"}},
+      {"unpack", {"unpack " + invalid + " " + Quote(tmp / "dir"), ": FRAME H1 at byte 0: "}},
+      {"convert",
+       {"convert " + Quote(tmp / "unnamed.klnt") + " " + Quote(tmp / "o.safetensors"),
+        "tensor 0 has no name, and safetensors needs one"}},
+  };
+  const std::string commands = also[1].str();
+  std::size_t named = 0;
+  const std::regex word("[a-z]+");
+  for (auto it = std::sregex_iterator(commands.begin(), commands.end(), word);
+       it != std::sregex_iterator(); ++it, ++named) {
+    const std::string command = it->str();
+    ASSERT_EQ(runs.count(command), 1u) << "no run for " << command;
+    const Outcome r = Kiln(runs.at(command).args, true);
+    EXPECT_EQ(r.status, unrepresentable) << command << "\n" << r.out;
+    EXPECT_NE(r.out.find(runs.at(command).says), std::string::npos) << command << "\n" << r.out;
+  }
+  EXPECT_EQ(named, runs.size()) << commands;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "p.klnt"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "dir"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "o.safetensors"));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -130,6 +132,15 @@ std::vector<RejectedCase> RejectedCases() {
                      RegionKind::kTrailing});
   }
   {
+    // A stray continuation byte as the first byte of the name heap (N4):
+    // the byte right after the last descriptor is the heap's, not a
+    // descriptor field.
+    Buffer b = good;
+    b[64 + 2 * 128] = 0x80;
+    cases.push_back(
+        {"N4_first_name_heap_byte", b, "N4", "name heap, byte 0", RegionKind::kNameHeap});
+  }
+  {
     Buffer b = good;
     b[PayloadBase(good) + 20] = 1;  // between tensor 0 (8 bytes) and tensor 1 at 64
     cases.push_back(
@@ -177,6 +188,74 @@ TEST(BlockMap, ManyTensorsAreSummarised) {
   const BlockMap m = MapOf(b);
   ExpectContiguous(m);
   EXPECT_LT(m.regions.size(), std::size_t{map::kMaxItemRegions} + 10);
+}
+
+// Blocks of kMaxItemRegions - 1, kMaxItemRegions and kMaxItemRegions + 1
+// tensors of 4 payload bytes each: up to kMaxItemRegions tensors, every
+// descriptor and every payload has a region of its own; past it, the extra
+// descriptors share one region and the payloads are one region.
+TEST(BlockMap, EachTensorHasItsRegionsUpToTheLimit) {
+  for (const std::uint32_t n :
+       {map::kMaxItemRegions - 1, map::kMaxItemRegions, map::kMaxItemRegions + 1}) {
+    BlockSpec spec;
+    for (std::uint32_t i = 0; i < n; ++i) spec.tensors.push_back(Vec(1, "t" + std::to_string(i)));
+    const Buffer b = Build(spec);
+    ASSERT_TRUE(Parse(b).ok()) << n;
+    const BlockMap m = MapOf(b);
+    ExpectContiguous(m);
+    std::vector<const Region*> descriptors, payloads;
+    for (const Region& r : m.regions) {
+      if (r.kind == RegionKind::kDescriptor) descriptors.push_back(&r);
+      if (r.kind == RegionKind::kPayload) payloads.push_back(&r);
+    }
+    const std::uint32_t each = std::min(n, map::kMaxItemRegions);
+    if (n <= map::kMaxItemRegions) {
+      ASSERT_EQ(descriptors.size(), n) << n;
+      ASSERT_EQ(payloads.size(), n) << n;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::string name = "\"t" + std::to_string(i) + "\"";
+        EXPECT_EQ(descriptors[i]->label, "descriptor " + std::to_string(i) + " " + name);
+        EXPECT_EQ(payloads[i]->label, "payload of tensor " + std::to_string(i) + " " + name);
+        EXPECT_EQ(payloads[i]->tensor, i);
+        EXPECT_EQ(payloads[i]->begin, PayloadBase(b) + 64 * std::uint64_t{i}) << i;
+        EXPECT_EQ(payloads[i]->end, payloads[i]->begin + 4) << i;
+      }
+    } else {
+      ASSERT_EQ(descriptors.size(), each + 1u) << n;
+      EXPECT_EQ(descriptors.back()->label,
+                "descriptors " + std::to_string(each) + ".." + std::to_string(n - 1));
+      EXPECT_EQ(descriptors.back()->begin, 64 + 128 * std::uint64_t{each});
+      EXPECT_EQ(descriptors.back()->end, 64 + 128 * std::uint64_t{n});
+      ASSERT_EQ(payloads.size(), 1u) << n;
+      EXPECT_EQ(payloads[0]->label, "payload region (" +
+                                        std::to_string(64 * std::uint64_t{n - 1} + 4) + " bytes, " +
+                                        std::to_string(n) + " tensors)");
+      EXPECT_EQ(payloads[0]->begin, PayloadBase(b));
+      EXPECT_EQ(payloads[0]->end, b.size());
+    }
+  }
+}
+
+// The field at each boundary of the directory: the last descriptor byte,
+// the first and last name-heap bytes, the first padding byte, the first
+// payload byte.
+TEST(BlockMap, FieldAtTheDirectoryBoundaries) {
+  BlockSpec spec;
+  spec.tensors.push_back(Vec(2, "w"));
+  spec.tensors.push_back(Vec(2, "xyz"));
+  const Buffer b = Build(spec);
+  const BlockMap m = MapOf(b);
+  ASSERT_TRUE(m.header_known);
+  const std::uint64_t table_end = 64 + 2 * 128;
+  const std::uint64_t dir_end = 64 + m.header.directory_bytes;
+  ASSERT_EQ(dir_end, table_end + 4);  // the heap is "wxyz"
+  ASSERT_LT(dir_end, m.header.payload_base);
+  EXPECT_EQ(map::FieldAt(m, table_end - 1), "descriptor 1, reserved (bytes 112..127)");
+  EXPECT_EQ(map::FieldAt(m, table_end), "name heap, byte 0");
+  EXPECT_EQ(map::FieldAt(m, dir_end - 1), "name heap, byte 3");
+  EXPECT_EQ(map::FieldAt(m, dir_end), "directory padding, byte 0");
+  EXPECT_EQ(map::FieldAt(m, m.header.payload_base),
+            "payload region, byte 0 (payload of tensor 0 \"w\")");
 }
 
 TEST(BlockMap, AHeaderClaimingHugeSizesCostsNothing) {

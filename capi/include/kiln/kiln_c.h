@@ -4,12 +4,23 @@
  * The verdicts are those of the C++ library and of `kiln validate`: the same
  * class, rule id, byte offset, tensor and message for every input.
  *
- * Conventions (they hold for every function below):
+ * Conventions (they hold for every function below, and in kiln_c_map.h):
+ * - Every function that can fail returns a kiln_status. What it produces
+ *   (an object, a count, a length, a view) goes through an out-parameter,
+ *   set on KILN_OK. The only functions that return something else cannot
+ *   fail: the version getters, the names of codes (kiln_error_class_name)
+ *   and the frees.
+ * - Every struct that crosses the boundary, in either direction, starts
+ *   with uint32_t struct_size. The caller sets it to sizeof the struct
+ *   before the call (kiln_options_init does it for options); the library
+ *   checks it and never changes it. A size the library does not know is
+ *   KILN_BAD_ARGUMENT, with nothing written to that struct (docs/c-api.md,
+ *   "Compatibility").
  * - Nothing here throws, aborts or reads past a length it was given. A
  *   caller mistake (a null pointer where one is required, a call out of
- *   order, options with a wrong struct_size) is answered with
- *   KILN_BAD_ARGUMENT and, where the function takes a kiln_error, an error of
- *   class KILN_CLASS_ARGUMENT whose message names the argument.
+ *   order, a wrong struct_size) is answered with KILN_BAD_ARGUMENT and,
+ *   where the function takes a kiln_error, an error of class
+ *   KILN_CLASS_ARGUMENT whose message names the argument.
  * - Strings kiln hands out (names, layout names) are pointer + length: a
  *   valid name may hold a NUL byte, so nothing assumes C strings. They are
  *   views: into the caller's buffer for kiln_parse, into the stream's kept
@@ -31,14 +42,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The library version (capi/CMakeLists.txt checks it is the project's). */
+#define KILN_VERSION_MAJOR 0
+#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_PATCH 0
+#define KILN_VERSION_NUMBER \
+  (KILN_VERSION_MAJOR * 10000 + KILN_VERSION_MINOR * 100 + KILN_VERSION_PATCH)
+#define KILN_C_STRINGIFY_(x) #x
+#define KILN_C_STRINGIFY(x) KILN_C_STRINGIFY_(x)
+#define KILN_VERSION_STRING            \
+  KILN_C_STRINGIFY(KILN_VERSION_MAJOR) \
+  "." KILN_C_STRINGIFY(KILN_VERSION_MINOR) "." KILN_C_STRINGIFY(KILN_VERSION_PATCH)
+
+/* Raised when the ABI changes incompatibly (the soname follows it). */
+#define KILN_ABI_VERSION 2
+
+/* What the library exports: the functions below, nothing else. A build
+ * may define KILN_C_API itself (for instance to an import attribute). */
+#ifndef KILN_C_API
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define KILN_C_API __attribute__((visibility("default")))
+#else
+#define KILN_C_API
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Raised when a struct below changes incompatibly (with the soname). */
-#define KILN_ABI_VERSION 1
-
-/* What every function returns. */
+/* What every function that can fail returns. */
 typedef enum kiln_status {
   KILN_OK = 0,           /* valid (or: the call succeeded) */
   KILN_INVALID = 1,      /* the block broke a rule; the error says which */
@@ -48,10 +81,13 @@ typedef enum kiln_status {
   /* A defect in kiln (an unexpected C++ exception was caught at the
    * boundary); the error, if any, has class KILN_CLASS_INTERNAL. Never a
    * verdict on the bytes. */
-  KILN_INTERNAL_ERROR = 5
+  KILN_INTERNAL_ERROR = 5,
+  /* The caller's output buffer is too small; the length out-parameter says
+   * how many bytes the result needs (kiln_escape). */
+  KILN_BUFFER_TOO_SMALL = 6
 } kiln_status;
 
-/* The error classes of the rule set, and one for caller mistakes. */
+/* The error classes of the rule set, and two that are not verdicts. */
 typedef enum kiln_error_class {
   KILN_CLASS_NONE = 0,
   KILN_CLASS_FRAME = 1,
@@ -65,15 +101,17 @@ typedef enum kiln_error_class {
 #define KILN_NO_TENSOR 0xFFFFFFFFu
 #define KILN_MESSAGE_CAPACITY 1024
 
-/* Why a block was rejected. Caller-owned; filled by the functions that take
- * a kiln_error *, cleared (class NONE, rule "", tensor KILN_NO_TENSOR,
- * empty message) when they succeed. */
+/* Why a block was rejected. Caller-owned (set struct_size); filled by the
+ * functions that take a kiln_error *, cleared (class NONE, rule "", tensor
+ * KILN_NO_TENSOR, empty message) when they succeed. */
 typedef struct kiln_error {
+  uint32_t struct_size;       /* sizeof(kiln_error), set by the caller */
   int32_t error_class;        /* kiln_error_class */
   char rule[4];               /* "H1" .. "P2", NUL-terminated; "" for the other classes */
-  uint64_t offset;            /* byte offset from the start of the block */
   uint32_t tensor;            /* descriptor index, or KILN_NO_TENSOR */
+  uint64_t offset;            /* byte offset from the start of the block */
   uint32_t message_truncated; /* 1 when message was cut to fit */
+  uint32_t reserved;          /* 0 */
   size_t message_length;      /* bytes in message, excluding the NUL */
   /* The field and the values it held, escaped as `kiln validate` prints
    * it, NUL-terminated; cut at a UTF-8 boundary if longer than the
@@ -96,10 +134,12 @@ typedef struct kiln_options {
 
 /* The header fields of a block whose header rules held. */
 typedef struct kiln_header {
+  uint32_t struct_size; /* sizeof(kiln_header), set by the caller */
   uint32_t flags;
   uint32_t tensor_count;
   uint32_t name_bytes;
   uint32_t has_names; /* flags & 0x01 */
+  uint32_t reserved;  /* 0 */
   uint64_t payload_bytes;
   uint64_t directory_bytes;
   uint64_t payload_base; /* where the payload region starts */
@@ -114,12 +154,13 @@ typedef struct kiln_header {
 
 /* One tensor of a validated directory. */
 typedef struct kiln_tensor {
+  uint32_t struct_size; /* sizeof(kiln_tensor), set by the caller */
   uint32_t index;
-  uint32_t dtype;         /* the format's dtype code */
+  uint32_t dtype; /* the format's dtype code */
+  uint32_t rank;
   const char *dtype_name; /* static, NUL-terminated: "f32", "q8_0", ... */
   const uint8_t *name;    /* view; name_length 0 when the block has no names */
   size_t name_length;
-  uint32_t rank;
   uint64_t shape[KILN_MAX_RANK]; /* slots >= rank are 0 */
   uint64_t element_count;
   uint64_t byte_offset; /* from the start of the payload region */
@@ -136,35 +177,43 @@ typedef struct kiln_tensor {
   uint32_t quant_outer_index; /* KILN_NO_TENSOR when none */
 } kiln_tensor;
 
-/* "0.1.0": the library version, static. */
-const char *kiln_version(void);
+/* KILN_VERSION_STRING of the library actually loaded ("0.1.0"), static. */
+KILN_C_API const char *kiln_version(void);
+/* KILN_VERSION_NUMBER of the library actually loaded. */
+KILN_C_API uint32_t kiln_version_number(void);
 /* KILN_ABI_VERSION of the library actually loaded. */
-uint32_t kiln_abi_version(void);
+KILN_C_API uint32_t kiln_abi_version(void);
 /* "FRAME", "TYPE", "LIMIT", "UTF8", "ARGUMENT", "INTERNAL", or "" (static). */
-const char *kiln_error_class_name(int32_t error_class);
-/* The one-line statement of a rule ("H1".."P2", length bytes); NULL when
- * there is no such rule. Static, NUL-terminated. */
-const char *kiln_rule_summary(const char *rule, size_t length);
+KILN_C_API const char *kiln_error_class_name(int32_t error_class);
+
+/* The one-line statement of rule[0, length) ("H1".."P2") in *summary
+ * (static, NUL-terminated). KILN_BAD_ARGUMENT (*summary NULL) when there
+ * is no such rule, rule is NULL or summary is NULL. */
+KILN_C_API kiln_status kiln_rule_summary(const char *rule, size_t length, const char **summary);
 
 /* text[0, length) made safe for a terminal, as kiln prints untrusted text
  * (a file name, a tensor name): backslash doubled, control bytes and bytes
  * that are not well-formed UTF-8 as \xNN, invisible and bidi characters as
- * \u{NNNN}. Writes the escaped text and a NUL to out when it fits in
- * capacity bytes, else "" (when capacity > 0). Returns the escaped length
- * (excluding the NUL), so a result >= capacity asks for a larger buffer;
- * SIZE_MAX when text is NULL with length > 0, out is NULL with capacity > 0,
- * or memory ran out. */
-size_t kiln_escape(const uint8_t *text, size_t length, char *out, size_t capacity);
+ * \u{NNNN}. *escaped_length gets the escaped length (excluding the NUL).
+ * - KILN_OK: out held it (the escaped text and a NUL); or out is NULL and
+ *   capacity 0, a measurement.
+ * - KILN_BUFFER_TOO_SMALL: out[0, capacity) cannot hold it and a NUL
+ *   (*escaped_length >= capacity); out is "" when capacity > 0.
+ * - KILN_BAD_ARGUMENT: text NULL with length > 0, out NULL with capacity
+ *   > 0, escaped_length NULL. KILN_NO_MEMORY. */
+KILN_C_API kiln_status kiln_escape(const uint8_t *text, size_t length, char *out, size_t capacity,
+                                   size_t *escaped_length);
 
-/* The format's maxima, whole mode. KILN_BAD_ARGUMENT for NULL. */
-kiln_status kiln_options_init(kiln_options *options);
+/* The format's maxima, whole mode, struct_size set. KILN_BAD_ARGUMENT for
+ * NULL. */
+KILN_C_API kiln_status kiln_options_init(kiln_options *options);
 
 /* Validates data[0, size). options may be NULL (defaults); error may be
  * NULL. KILN_OK or KILN_INVALID (error filled), or KILN_BAD_ARGUMENT
  * (data NULL with size > 0, bad options). Allocates at most 16 bytes per
  * tensor, freed before it returns. */
-kiln_status kiln_validate(const uint8_t *data, size_t size, const kiln_options *options,
-                          kiln_error *error);
+KILN_C_API kiln_status kiln_validate(const uint8_t *data, size_t size, const kiln_options *options,
+                                     kiln_error *error);
 
 /* A validated directory (opaque). */
 typedef struct kiln_directory kiln_directory;
@@ -173,50 +222,58 @@ typedef struct kiln_directory kiln_directory;
  * refers to data: data must outlive it and not change). *out is NULL on
  * any other status; out NULL is KILN_BAD_ARGUMENT. Free it with
  * kiln_directory_free. */
-kiln_status kiln_parse(const uint8_t *data, size_t size, const kiln_options *options,
-                       kiln_directory **out, kiln_error *error);
-void kiln_directory_free(kiln_directory *directory);
+KILN_C_API kiln_status kiln_parse(const uint8_t *data, size_t size, const kiln_options *options,
+                                  kiln_directory **out, kiln_error *error);
+KILN_C_API void kiln_directory_free(kiln_directory *directory);
 
-kiln_status kiln_directory_header(const kiln_directory *directory, kiln_header *out);
-/* 0 for NULL. */
-uint32_t kiln_directory_tensor_count(const kiln_directory *directory);
+KILN_C_API kiln_status kiln_directory_header(const kiln_directory *directory, kiln_header *out);
+KILN_C_API kiln_status kiln_directory_tensor_count(const kiln_directory *directory,
+                                                   uint32_t *count);
 /* Tensor `index` < tensor_count; KILN_BAD_ARGUMENT otherwise. */
-kiln_status kiln_directory_tensor(const kiln_directory *directory, uint32_t index,
-                                  kiln_tensor *out);
+KILN_C_API kiln_status kiln_directory_tensor(const kiln_directory *directory, uint32_t index,
+                                             kiln_tensor *out);
 
 /* The streaming validator: feed chunks in order; it keeps the header and
  * the directory region (never a payload byte). Verdicts as kiln_validate's
  * on the same bytes, however they are cut (docs/spec.md, section 5.1). */
 typedef struct kiln_stream kiln_stream;
 
-/* A new validator, or NULL (bad options, or no memory). */
-kiln_stream *kiln_stream_new(const kiln_options *options);
-void kiln_stream_free(kiln_stream *stream);
+/* A new validator in *out (NULL on any other status). options may be NULL
+ * (defaults); error may be NULL. KILN_BAD_ARGUMENT (out NULL, bad options;
+ * the error names the argument) or KILN_NO_MEMORY. */
+KILN_C_API kiln_status kiln_stream_new(const kiln_options *options, kiln_stream **out,
+                                       kiln_error *error);
+KILN_C_API void kiln_stream_free(kiln_stream *stream);
 
 /* The next size bytes. Returns the status after them: KILN_NEED_MORE,
  * KILN_INVALID or KILN_OK (block_length bytes arrived and every rule
  * held). *used (may be NULL) is how many bytes of this chunk were taken.
  * After kiln_stream_finish: KILN_BAD_ARGUMENT, nothing taken. */
-kiln_status kiln_stream_feed(kiln_stream *stream, const uint8_t *data, size_t size, size_t *used);
+KILN_C_API kiln_status kiln_stream_feed(kiln_stream *stream, const uint8_t *data, size_t size,
+                                        size_t *used);
 /* The stream has ended: KILN_NEED_MORE becomes the truncation verdict.
  * Returns the final status (KILN_OK or KILN_INVALID). Calling it again
  * returns the same status. */
-kiln_status kiln_stream_finish(kiln_stream *stream);
+KILN_C_API kiln_status kiln_stream_finish(kiln_stream *stream);
 /* The current status, without changing anything. */
-kiln_status kiln_stream_status(const kiln_stream *stream);
-/* Fills *error when the status is KILN_INVALID (KILN_OK returned), else
- * clears it and returns the status. */
-kiln_status kiln_stream_error(const kiln_stream *stream, kiln_error *error);
-/* The header, once its rules held (byte 64): KILN_OK; else KILN_NEED_MORE. */
-kiln_status kiln_stream_header(const kiln_stream *stream, kiln_header *out);
-/* The validated directory (payload views NULL), owned by the stream and
- * valid until kiln_stream_free; NULL unless the status is KILN_OK. */
-const kiln_directory *kiln_stream_directory(const kiln_stream *stream);
+KILN_C_API kiln_status kiln_stream_status(const kiln_stream *stream);
+/* The stream's status, with its verdict in *error: KILN_INVALID and the
+ * error filled, or KILN_NEED_MORE / KILN_OK and the error cleared.
+ * KILN_BAD_ARGUMENT for a NULL stream or error. */
+KILN_C_API kiln_status kiln_stream_error(const kiln_stream *stream, kiln_error *error);
+/* The header, once its rules held (byte 64): KILN_OK; else KILN_NEED_MORE
+ * (nothing written). */
+KILN_C_API kiln_status kiln_stream_header(const kiln_stream *stream, kiln_header *out);
+/* The validated directory (payload views NULL) in *out, owned by the
+ * stream and valid until kiln_stream_free, while the status is KILN_OK.
+ * Otherwise the stream's status (KILN_NEED_MORE or KILN_INVALID) and *out
+ * NULL. */
+KILN_C_API kiln_status kiln_stream_directory(const kiln_stream *stream, const kiln_directory **out);
 /* Bytes taken so far. */
-uint64_t kiln_stream_consumed(const kiln_stream *stream);
+KILN_C_API kiln_status kiln_stream_consumed(const kiln_stream *stream, uint64_t *consumed);
 /* How many more bytes may be fed before the next point where a verdict can
  * be decided (0 once settled). */
-uint64_t kiln_stream_bytes_to_checkpoint(const kiln_stream *stream);
+KILN_C_API kiln_status kiln_stream_bytes_to_checkpoint(const kiln_stream *stream, uint64_t *bytes);
 
 #ifdef __cplusplus
 } /* extern "C" */

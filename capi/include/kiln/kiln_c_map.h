@@ -3,10 +3,12 @@
  * trailing or missing bytes), with the deciding byte of a rejection and the
  * field it belongs to. The same description `kiln inspect --map` draws.
  *
- * The conventions of kiln/kiln_c.h hold: nothing throws or aborts; a caller
- * mistake is KILN_BAD_ARGUMENT; strings are pointer + length (also
- * NUL-terminated here) and escaped as `kiln validate` escapes names; the map
- * owns them and they live until kiln_block_map_free.
+ * The conventions of kiln/kiln_c.h hold: a kiln_status from every function
+ * that can fail, results through out-parameters; struct_size first in every
+ * struct (set by the caller); nothing throws or aborts; a caller mistake is
+ * KILN_BAD_ARGUMENT; strings are pointer + length (also NUL-terminated here)
+ * and escaped as `kiln validate` escapes names; the map owns them and they
+ * live until kiln_block_map_free.
  */
 #ifndef KILN_KILN_C_MAP_H_
 #define KILN_KILN_C_MAP_H_
@@ -34,8 +36,10 @@ typedef enum kiln_region_kind {
 
 /* One region: [begin, end) from the start of the file. */
 typedef struct kiln_region {
-  int32_t kind;    /* kiln_region_kind */
-  uint32_t tensor; /* descriptor index, or KILN_NO_TENSOR */
+  uint32_t struct_size; /* sizeof(kiln_region), set by the caller */
+  int32_t kind;         /* kiln_region_kind */
+  uint32_t tensor;      /* descriptor index, or KILN_NO_TENSOR */
+  uint32_t reserved;    /* 0 */
   uint64_t begin;
   uint64_t end;
   const char *label; /* owned by the map */
@@ -44,8 +48,10 @@ typedef struct kiln_region {
 
 /* The deciding byte of a rejection. */
 typedef struct kiln_map_mark {
-  uint32_t present; /* 0 for a valid block: nothing else is set */
-  uint32_t tensor;  /* KILN_NO_TENSOR when the rule names none */
+  uint32_t struct_size; /* sizeof(kiln_map_mark), set by the caller */
+  uint32_t present;     /* 0 for a valid block: nothing else is set */
+  uint32_t tensor;      /* KILN_NO_TENSOR when the rule names none */
+  uint32_t reserved;    /* 0 */
   uint64_t offset;
   const char *field; /* "descriptor 0, byte_length (bytes 40..47)"; owned by the map */
   size_t field_length;
@@ -56,31 +62,34 @@ typedef struct kiln_block_map kiln_block_map;
 /* Describes the file whose first prefix_size bytes are prefix and whose
  * length is file_size (prefix_size <= file_size; the whole file, or at least
  * its first payload_base bytes, for names and payload ranges). verdict is
- * the file's verdict (from kiln_validate or a stream), or NULL for a valid
- * block; a verdict of class KILN_CLASS_NONE is a valid block too. Stores a
- * new map in *out (NULL on any other status). KILN_BAD_ARGUMENT: out NULL,
- * prefix NULL with prefix_size > 0, prefix_size > file_size, a verdict with
- * class ARGUMENT or an unknown rule. The map copies what it needs: prefix
- * may be freed after the call. */
-kiln_status kiln_block_map_new(const uint8_t *prefix, size_t prefix_size, uint64_t file_size,
-                               const kiln_error *verdict, kiln_block_map **out);
-void kiln_block_map_free(kiln_block_map *map);
+ * the file's verdict (from kiln_validate or a stream, struct_size set), or
+ * NULL for a valid block; a verdict of class KILN_CLASS_NONE is a valid
+ * block too. Stores a new map in *out (NULL on any other status). error may
+ * be NULL. KILN_BAD_ARGUMENT, the error naming the argument: out NULL,
+ * prefix NULL with prefix_size > 0, prefix_size > file_size, a verdict
+ * with a wrong struct_size, class ARGUMENT or an unknown rule. The map
+ * copies what it needs: prefix may be freed after the call. */
+KILN_C_API kiln_status kiln_block_map_new(const uint8_t *prefix, size_t prefix_size,
+                                          uint64_t file_size, const kiln_error *verdict,
+                                          kiln_block_map **out, kiln_error *error);
+KILN_C_API void kiln_block_map_free(kiln_block_map *map);
 
-/* 0 for NULL. */
-uint32_t kiln_block_map_region_count(const kiln_block_map *map);
+KILN_C_API kiln_status kiln_block_map_region_count(const kiln_block_map *map, uint32_t *count);
 /* Region `index` < region_count; KILN_BAD_ARGUMENT otherwise. */
-kiln_status kiln_block_map_region(const kiln_block_map *map, uint32_t index, kiln_region *out);
-/* The mark (present 0 for a valid block). KILN_BAD_ARGUMENT for NULL. */
-kiln_status kiln_block_map_mark(const kiln_block_map *map, kiln_map_mark *out);
-/* The whole map as one JSON document (UTF-8, NUL-terminated), owned by the
- * map: {"file_size", "header": {...} or null, "regions": [{"kind",
- * "begin", "end", "tensor", "label"}], "mark": {...} or null}. Offsets
- * above 2^53 are written as decimal strings. *length (may be NULL) gets
- * its length. NULL for a NULL map. */
-const char *kiln_block_map_json(const kiln_block_map *map, size_t *length);
+KILN_C_API kiln_status kiln_block_map_region(const kiln_block_map *map, uint32_t index,
+                                             kiln_region *out);
+/* The mark (present 0 for a valid block). */
+KILN_C_API kiln_status kiln_block_map_mark(const kiln_block_map *map, kiln_map_mark *out);
+/* The whole map as one JSON document (UTF-8, NUL-terminated) in *json,
+ * owned by the map: {"file_size", "header": {...} or null, "regions":
+ * [{"kind", "begin", "end", "tensor", "label"}], "mark": {...} or null}.
+ * Offsets above 2^53 are written as decimal strings. *length (may be NULL)
+ * gets its length. */
+KILN_C_API kiln_status kiln_block_map_json(const kiln_block_map *map, const char **json,
+                                           size_t *length);
 /* "header", "descriptor", "name-heap", "padding", "payload", "gap",
  * "trailing", "missing", "unknown"; "" for another value (static). */
-const char *kiln_region_kind_name(int32_t kind);
+KILN_C_API const char *kiln_region_kind_name(int32_t kind);
 
 #ifdef __cplusplus
 } /* extern "C" */

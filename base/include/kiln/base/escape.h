@@ -21,11 +21,15 @@ inline constexpr std::size_t kNoCut = std::numeric_limits<std::size_t>::max();
 //   bytes that are not well-formed UTF-8 (RFC 3629)   \xNN, one per byte
 //   C1 controls U+0080..U+009F, bidi controls (U+061C, U+200E, U+200F,
 //   U+202A..U+202E, U+2066..U+2069), zero-width characters (U+200B..U+200D,
-//   U+2060, U+FEFF), U+2028, U+2029 and tag characters U+E0000..U+E007F:
-//                          \u{NNNN}  (the code point in hex, 4 or 5 digits)
-// Every other well-formed character is copied unchanged. At most
-// `max_bytes` bytes of `text` are escaped (never cutting a character in
-// two); "..." marks a cut.
+//   U+2060, U+FEFF), U+2028, U+2029, tag characters U+E0000..U+E007F, every
+//   other format character and character a terminal draws as nothing
+//   (variation selectors, fillers, ...), and the noncharacters
+//   (U+FDD0..U+FDEF, U+FFFE, U+FFFF, U+1FFFE, U+1FFFF, ..., U+10FFFF):
+//                          \u{NNNN}  (the code point in hex, 4 to 6 digits)
+// Every other well-formed character is copied unchanged, so the result
+// holds no character XML 1.0 forbids (a writer of XML adds only its markup
+// references). At most `max_bytes` bytes of `text` are escaped (never cutting
+// a character in two); "..." marks a cut.
 [[nodiscard]] std::string Escape(std::string_view text, std::size_t max_bytes = kNoCut);
 
 // Escape(text, max_bytes) in double quotes, with a double quote inside
@@ -37,7 +41,7 @@ inline constexpr std::size_t kNoCut = std::numeric_limits<std::size_t>::max();
 //   " and backslash        \" and two backslashes
 //   C0 controls, DEL       \u00NN
 //   C1 controls, bidi controls, zero-width characters, U+2028, U+2029, tag
-//   characters (the characters Escape writes \u{NNNN})
+//   characters, noncharacters (the characters Escape writes \u{NNNN})
 //                          \uNNNN, as a UTF-16 surrogate pair above U+FFFF
 //                          (U+E0041 is \udb40\udc41)
 //   a byte that is not part of well-formed UTF-8 (a file name can hold any

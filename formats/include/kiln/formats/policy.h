@@ -1,14 +1,10 @@
-// Every bound kiln applies, in one place: what each limits, why, and its
-// default. A reviewer reads this header to learn what a hostile input can
-// cost; nothing else in the project defines a default bound.
-//
-// Why here: the bounds belong to three users (the format readers of
-// kiln::formats, the kiln command and the Python package), and the parser's
-// own caller limits (kiln::Limits, parser/include/kiln/directory.h) are one
-// part of them. kiln::formats is the lowest target that every user links and
-// that sees the parser's public headers, so the policy lives in its public
-// include path; the parser, below it, keeps its Limits and is referenced
-// here, not redefined.
+// The bounds of the foreign formats kiln reads and writes (safetensors, GGUF,
+// NumPy), the format readers' limits, and the profiles the commands apply:
+// what each limits, why, and its default. Kiln's own bounds (the named-tensor
+// maxima, the upload and unpack policies, the idle timeout) are in
+// kiln/policy.h (core), where the parser and every binding reach them; this
+// header builds on it. Together the two are every default bound kiln applies
+// (docs/limits.md); nothing else in the project defines one.
 //
 // Two kinds of number:
 // - the format's maxima (kFormat*): what the Kiln v2 format, or a foreign
@@ -24,24 +20,14 @@
 #include <cstdint>
 #include <limits>
 
-#include "kiln/directory.h"
+#include "kiln/block.h"
+#include "kiln/policy.h"
 
 namespace kiln::formats {
 
-// ---- The Kiln format's maxima -------------------------------------------
-//
-// kiln::Limits{} (directory.h) is the parser's default: the header's own
-// field widths (tensor_count and name_bytes are u32, the block length u64),
-// so a default parse is bounded by the input's size alone: the directory is
-// read in place and scratch is at most 16 bytes per 128-byte descriptor.
-
-// The most tensors a Kiln block can hold when they are named (every
-// safetensors and GGUF tensor is): a name is at least one byte and must
-// start at a u16 heap offset below 0xFFFF (docs/spec.md, "Heap size").
-inline constexpr std::uint64_t kMaxNamedKilnTensors = 0xFFFF;
-// The most name bytes such a heap can address: the last name starts at
-// offset 0xFFFE at the latest and is at most 0xFFFF bytes long.
-inline constexpr std::uint64_t kMaxKilnNameBytes = 0xFFFE + 0xFFFF;
+// Kiln's own bounds, under the names this namespace has always used.
+using kiln::kMaxKilnNameBytes;
+using kiln::kMaxNamedKilnTensors;
 
 // ---- Foreign formats' maxima ----------------------------------------------
 
@@ -89,34 +75,6 @@ inline constexpr std::uint64_t kMaxGgufArrayElements = 1'000'000;
 // key, for a key written with escapes).
 inline constexpr std::uint64_t kDefaultMetadataEntries = 65'536;
 
-// ---- An upload service's policy (kiln ingest) ------------------------------
-//
-// Not the format's maxima (which allow a 2^64-byte block and four billion
-// tensors): what a service taking blocks from strangers would set. The
-// directory kept in memory is then at most 100,000 * 128 + 1 MiB bytes
-// (about 13.8 MB). kiln ingest --no-limits lifts all three.
-
-inline constexpr std::uint64_t kUploadMaxBlockBytes = std::uint64_t{10} << 30;  // 10 GiB
-inline constexpr std::uint64_t kUploadMaxTensors = 100'000;
-// Heap offsets are u16, so no valid heap is much larger than 128 KiB.
-inline constexpr std::uint64_t kUploadMaxNameBytes = std::uint64_t{1} << 20;
-// --idle-timeout of kiln validate and kiln ingest: a writer that sends
-// nothing for this long is given up on (exit 2). Long enough for a slow
-// client, short enough that a stalled one cannot hold a worker forever.
-inline constexpr std::uint64_t kDefaultIdleTimeoutSeconds = 60;
-// The largest --idle-timeout: a day (the value becomes milliseconds for
-// poll()).
-inline constexpr std::uint64_t kMaxIdleTimeoutSeconds = 86'400;
-
-// ---- kiln unpack -----------------------------------------------------------
-
-// The default bound on the tensors of one block, hence on the files one
-// unpack creates (one per tensor, plus index.tsv). The format allows 2^32-1,
-// and a 128 MB upload holds a million 128-byte descriptors; 100,000 files is
-// well past any model's tensor count (the largest have a few thousand) and
-// still a directory that ls, rm and file managers handle.
-inline constexpr std::uint64_t kUnpackMaxTensors = 100'000;
-
 // ---- The foreign-format readers' limits -------------------------------------
 //
 // Caller limits for the format readers (GGUF, safetensors, .npy). A file past
@@ -153,22 +111,22 @@ struct Policy {
   std::uint64_t max_block_bytes = std::numeric_limits<std::uint64_t>::max();
 };
 
-// The format's maxima: what kiln validate, inspect, convert and pack and the
-// Python package apply unless told otherwise.
+// The format's maxima: what kiln validate, inspect, convert and pack apply
+// unless told otherwise (the Python package, which does not link the
+// readers, applies kiln::Limits{} itself: the same Kiln limits).
 inline constexpr Policy kFormatMaxima{};
 
-// An upload service's policy: kiln ingest's defaults.
+// An upload service's policy: kiln ingest's defaults (kiln/policy.h).
 inline constexpr Policy kUploadService = [] {
   Policy p;
-  p.kiln = Limits{kUploadMaxTensors, kUploadMaxNameBytes, kUploadMaxBlockBytes};
+  p.kiln = kUploadLimits;
   return p;
 }();
 
-// kiln unpack's defaults: the format's maxima but for the tensor count,
-// which is the number of files it creates.
+// kiln unpack's defaults (kiln/policy.h).
 inline constexpr Policy kUnpackPolicy = [] {
   Policy p;
-  p.kiln.max_tensor_count = kUnpackMaxTensors;
+  p.kiln = kUnpackLimits;
   return p;
 }();
 

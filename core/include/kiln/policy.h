@@ -1,0 +1,72 @@
+// Kiln's own bounds, beside the format's maxima (kiln::Limits{}, block.h):
+// what a caller that takes Kiln blocks from strangers sets, and why. The
+// parser, the streaming validator, the command and every binding (the C ABI,
+// Python, the npm package) reach them here, without the foreign-format
+// readers; the bounds of the foreign formats (safetensors, GGUF, NumPy) and
+// the readers' profiles are in kiln/formats/policy.h, which builds on this
+// header. No other file defines a default bound (docs/limits.md).
+#ifndef KILN_POLICY_H_
+#define KILN_POLICY_H_
+
+#include <cstdint>
+
+#include "kiln/block.h"
+
+namespace kiln {
+
+// ---- The Kiln format's maxima for named tensors -----------------------------
+//
+// kiln::Limits{} (block.h) is the parser's default: the header's own field
+// widths (tensor_count and name_bytes are u32, the block length u64), so a
+// default parse is bounded by the input's size alone: the directory is read
+// in place and scratch is at most 16 bytes per 128-byte descriptor.
+
+// The most tensors a Kiln block can hold when they are named (every
+// safetensors and GGUF tensor is): a name is at least one byte and must
+// start at a u16 heap offset below 0xFFFF (docs/spec.md, "Heap size").
+inline constexpr std::uint64_t kMaxNamedKilnTensors = 0xFFFF;
+// The most name bytes such a heap can address: the last name starts at
+// offset 0xFFFE at the latest and is at most 0xFFFF bytes long.
+inline constexpr std::uint64_t kMaxKilnNameBytes = 0xFFFE + 0xFFFF;
+
+// ---- An upload service's policy (kiln ingest) ------------------------------
+//
+// Not the format's maxima (which allow a 2^64-byte block and four billion
+// tensors): what a service taking blocks from strangers would set. The
+// directory kept in memory is then at most 100,000 * 128 + 1 MiB bytes
+// (about 13.8 MB). kiln ingest --no-limits lifts all three.
+
+inline constexpr std::uint64_t kUploadMaxBlockBytes = std::uint64_t{10} << 30;  // 10 GiB
+inline constexpr std::uint64_t kUploadMaxTensors = 100'000;
+// Heap offsets are u16, so no valid heap is much larger than 128 KiB.
+inline constexpr std::uint64_t kUploadMaxNameBytes = std::uint64_t{1} << 20;
+// kiln ingest's limits.
+inline constexpr Limits kUploadLimits{kUploadMaxTensors, kUploadMaxNameBytes, kUploadMaxBlockBytes};
+
+// --idle-timeout of kiln validate and kiln ingest: a writer that sends
+// nothing for this long is given up on (exit 2). Long enough for a slow
+// client, short enough that a stalled one cannot hold a worker forever.
+inline constexpr std::uint64_t kDefaultIdleTimeoutSeconds = 60;
+// The largest --idle-timeout: a day (the value becomes milliseconds for
+// poll(), an int).
+inline constexpr std::uint64_t kMaxIdleTimeoutSeconds = 86'400;
+
+// ---- kiln unpack -----------------------------------------------------------
+
+// The default bound on the tensors of one block, hence on the files one
+// unpack creates (one per tensor, plus index.tsv). The format allows 2^32-1,
+// and a 128 MB upload holds a million 128-byte descriptors; 100,000 files is
+// well past any model's tensor count (the largest have a few thousand) and
+// still a directory that ls, rm and file managers handle.
+inline constexpr std::uint64_t kUnpackMaxTensors = 100'000;
+// kiln unpack's limits: the format's maxima but for the tensor count, which
+// is the number of files it creates.
+inline constexpr Limits kUnpackLimits = [] {
+  Limits l;
+  l.max_tensor_count = kUnpackMaxTensors;
+  return l;
+}();
+
+}  // namespace kiln
+
+#endif  // KILN_POLICY_H_

@@ -1,0 +1,111 @@
+// base::GuardMapping's table when it is full.
+//
+// The table holds kMaxGuardedMappings mappings: a process with that many
+// inputs mapped at once has every one of them guarded, the last as much as
+// the first, and only one more is refused (-1). The last mapping is then
+// truncated by "another process" and its lost tail read: the read sees
+// zeros and the input reports the cut, where an unguarded mapping would die
+// of SIGBUS. Run in a child process, so that a SIGBUS fails the test
+// instead of killing the test binary.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kiln/base/mapped_input.h"
+#include "kiln/base/mapping_guard.h"
+#include "support/temp_dir.h"
+
+namespace kiln {
+namespace {
+
+using base::kMaxGuardedMappings;
+
+std::size_t PageSize() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+// Only the first byte is this process's own copy: the rest stays the file's.
+std::size_t FirstByte(std::span<const std::uint8_t>) { return 1; }
+
+// The child's exit status names the first step that failed (0: every step held).
+enum Step : int {
+  kAllHeld = 0,
+  kNoAddressSpace = 10,
+  kFillerRefused = 11,
+  kSlotTwice = 12,
+  kInputFailed = 13,
+  kOneTooManyAccepted = 14,
+  kNotTruncated = 15,
+  kTailNotZero = 16,
+  kCutNotReported = 17,
+};
+
+int FillTheTableThenCutTheLastMapping(const std::string& path) {
+  const std::size_t page = PageSize();
+  // kMaxGuardedMappings - 1 other mappings, one page each, at distinct
+  // addresses (plus one page for the refused one at the end).
+  const std::size_t others = kMaxGuardedMappings - 1;
+  void* const area =
+      ::mmap(nullptr, (others + 1) * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED) return kNoAddressSpace;
+  auto* const at = static_cast<std::uint8_t*>(area);
+  std::set<int> slots;
+  for (std::size_t i = 0; i < others; ++i) {
+    const int slot = base::GuardMapping(at + i * page, page);
+    if (slot < 0) return kFillerRefused;
+    if (!slots.insert(slot).second) return kSlotTwice;
+  }
+  // The last mapping the table has room for: a real input file.
+  const base::MappedInput input(path, FirstByte);
+  if (!input.ok() || input.bytes().size() != 4 * page) return kInputFailed;
+  // The table is now full: one more is refused.
+  if (base::GuardMapping(at + others * page, page) != -1) return kOneTooManyAccepted;
+  // Another process truncates the file to its first page.
+  if (::truncate(path.c_str(), static_cast<off_t>(page)) != 0) return kNotTruncated;
+  std::uint64_t sum = 0;
+  {
+    const base::BusGuardScope scope;
+    const std::span<const std::uint8_t> bytes = input.bytes();
+    // A byte of the third page: past the file's new end (SIGBUS unless guarded).
+    sum = static_cast<volatile const std::uint8_t&>(bytes[2 * page + 7]);
+    sum += static_cast<volatile const std::uint8_t&>(bytes[4 * page - 1]);
+  }
+  if (sum != 0) return kTailNotZero;
+  if (!input.cut()) return kCutNotReported;
+  for (const int slot : slots) base::UnguardMapping(slot);
+  return kAllHeld;
+}
+
+TEST(MappingGuard, EverySlotOfAFullTableGuardsItsMapping) {
+  testing::ScratchDir tmp;
+  const std::string path = tmp / "input";
+  {
+    const std::string bytes(4 * PageSize(), '\x5a');
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    ASSERT_EQ(::close(fd), 0);
+  }
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) ::_exit(FillTheTableThenCutTheLastMapping(path));
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_FALSE(WIFSIGNALED(status))
+      << "killed by signal " << WTERMSIG(status)
+      << (WTERMSIG(status) == SIGBUS ? " (SIGBUS: the last mapping of a full table is unguarded)"
+                                     : "");
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), kAllHeld) << "the step that failed (enum Step)";
+}
+
+}  // namespace
+}  // namespace kiln

@@ -125,10 +125,14 @@ Error GapByteError(const HeaderInfo& h, std::uint64_t pos, std::uint8_t value) {
               h.payload_base + pos, value);
 }
 
-Check CheckGapZero(Bytes block, const HeaderInfo& h, std::uint64_t from, std::uint64_t to) {
-  const Bytes gap = block.subspan(base::ToSize(h.payload_base + from), base::ToSize(to - from));
-  if (const auto at = FirstNonzero(gap)) return GapByteError(h, from + *at, gap[*at]);
+Check CheckGapBytes(const HeaderInfo& h, std::uint64_t pos, Bytes seen) {
+  if (const auto at = FirstNonzero(seen)) return GapByteError(h, pos + *at, seen[*at]);
   return std::nullopt;
+}
+
+Check CheckGapZero(Bytes block, const HeaderInfo& h, std::uint64_t from, std::uint64_t to) {
+  return CheckGapBytes(
+      h, from, block.subspan(base::ToSize(h.payload_base + from), base::ToSize(to - from)));
 }
 
 Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor& gaps) {

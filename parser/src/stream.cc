@@ -16,6 +16,7 @@
 #include <array>
 #include <utility>
 
+#include "gap_recorder.h"
 #include "kiln/internal/rules.h"
 
 namespace kiln {
@@ -49,20 +50,6 @@ bool DecidedEarly(const Error& e, std::size_t n) {
       return false;
   }
 }
-
-// Collects the gaps CheckPayloads walks, for checking as the bytes arrive.
-template <typename GapList>
-class GapRecorder final : public internal::GapVisitor {
- public:
-  explicit GapRecorder(GapList& gaps) : gaps_(gaps) {}
-  Check Gap(std::uint64_t from, std::uint64_t to) override {
-    gaps_.push_back({from, to});
-    return std::nullopt;
-  }
-
- private:
-  GapList& gaps_;
-};
 
 }  // namespace
 
@@ -176,7 +163,7 @@ void StreamValidator::TakeDirectory(std::span<const std::uint8_t>& chunk) {
 
 void StreamValidator::OnDirectory() {
   kept_.shrink_to_fit();
-  GapRecorder recorder(gaps_);
+  internal::GapRecorder recorder(gaps_);
   internal::Scratch scratch({});
   if (Check e = internal::CheckBlock(kept_, *header_, scratch, &recorder)) {
     return Reject(*std::move(e));
@@ -206,10 +193,12 @@ void StreamValidator::TakePayload(std::span<const std::uint8_t>& chunk) {
     if (lo < hi) {
       const Bytes seen =
           chunk.subspan(static_cast<std::size_t>(lo - pos), static_cast<std::size_t>(hi - lo));
-      if (const auto at = internal::FirstNonzero(seen)) {
-        consumed_ += lo - pos + *at + 1;
-        chunk = chunk.subspan(static_cast<std::size_t>(lo - pos) + *at + 1);
-        return Reject(internal::GapByteError(*header_, lo + *at, seen[*at]));
+      if (Check e = internal::CheckGapBytes(*header_, lo, seen)) {
+        // Taken up to and including the byte at e->offset (in the block).
+        const std::uint64_t taken = e->offset + 1 - consumed_;
+        consumed_ += taken;
+        chunk = chunk.subspan(static_cast<std::size_t>(taken));
+        return Reject(*std::move(e));
       }
     }
     if (g.to > end) break;

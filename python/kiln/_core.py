@@ -11,8 +11,11 @@ import numpy as np
 from . import _kiln
 from ._dtypes import NUMPY_DTYPES, RAW_WITH_SHAPE
 from ._info import Key, TensorInfo, from_records
+from ._ranges import is_file_object, read_exact, read_ranges
 
-Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+# A path, a bytes-like object, or a seekable binary file object (any object
+# with seek and read or readinto: an open file, io.BytesIO, an fsspec file).
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, object]
 
 _INTP_MAX = np.iinfo(np.intp).max
 
@@ -46,7 +49,8 @@ def open_source(source: Source) -> Tuple[memoryview, object]:
     if isinstance(source, (str, os.PathLike)):
         mapping = _kiln.Mapping(fs_path(source))
         return memoryview(mapping), mapping
-    raise TypeError(f"source must be a path or a bytes-like object, not {type(source).__name__}")
+    raise TypeError("source must be a path, a bytes-like object or a seekable binary file "
+                    f"object, not {type(source).__name__}")
 
 
 def fs_path(path: "Union[str, os.PathLike[str]]") -> bytes:
@@ -76,13 +80,25 @@ class Block:
 
     def __init__(self, source: Source, *, max_tensors: Optional[int] = None,
                  max_block_bytes: Optional[int] = None, max_name_bytes: Optional[int] = None,
-                 prefix: bool = False) -> None:
+                 prefix: bool = False, merge_gap: Optional[int] = None,
+                 max_range: Optional[int] = None) -> None:
         limits = (check_limit("max_tensors", max_tensors),
                   check_limit("max_block_bytes", max_block_bytes),
                   check_limit("max_name_bytes", max_name_bytes))
-        # Only bytes and mappings are parsed with the GIL released (_kiln.parse).
-        view, self.exporter = open_source(source)
-        header, records = _kiln.parse(view, *limits, bool(prefix))
+        merge_gap = check_limit("merge_gap", merge_gap)
+        max_range = check_limit("max_range", max_range)
+        self.file = None  # a file object: tensors are read from it when asked for
+        self.reads = 0
+        self.bytes_read = 0
+        if is_file_object(source):
+            # Only the ranges the rules read (kiln/_ranges.py).
+            self.file, self.exporter = source, None
+            header, records, self.reads, self.bytes_read = read_ranges(
+                source, limits, prefix, merge_gap, max_range)
+        else:
+            # Only bytes and mappings are parsed with the GIL released (_kiln.parse).
+            view, self.exporter = open_source(source)
+            header, records = _kiln.parse(view, *limits, bool(prefix))
         self.header: dict = header
         self.infos: List[TensorInfo] = from_records(records)
         self.named = header["flags"] & _kiln.FLAG_NAMES != 0
@@ -109,6 +125,10 @@ class Block:
             _check_numpy_can_hold(info, np.dtype(dtype).itemsize)
         else:  # u4, i4, f4_e2m1, opaque: the packed bytes
             dtype, shape = "u1", (info.length,)
+        if self.file is not None:
+            # Read now, this tensor's bytes only; the array owns a copy.
+            data = bytes(read_exact(self.file, info.start, info.length, info.start + info.length))
+            return np.ndarray(shape, dtype=dtype, buffer=data)
         # The array's base is the exporter, which it keeps alive; the export
         # is read-only, so the array is too and cannot be made writable.
         return np.ndarray(shape, dtype=dtype, buffer=self.exporter, offset=info.start)
@@ -116,20 +136,27 @@ class Block:
 
 def validate(source: Source, *, max_tensors: Optional[int] = None,
              max_block_bytes: Optional[int] = None, max_name_bytes: Optional[int] = None,
-             prefix: bool = False) -> int:
+             prefix: bool = False, merge_gap: Optional[int] = None,
+             max_range: Optional[int] = None) -> int:
     """Checks every rule; returns the block length or raises a KilnError subclass.
 
-    source: a path (str or os.PathLike; the file is mapped) or a bytes-like
-    object. prefix=True: the block may be followed by other bytes.
+    source: a path (str or os.PathLike; the file is mapped), a bytes-like
+    object, or a seekable binary file object (read only where the rules look:
+    header, directory, uncovered payload bytes; OSError when a read fails).
+    prefix=True: the block may be followed by other bytes. merge_gap and
+    max_range tune a file object's reads (kiln/random_access.h).
     """
     b = Block(source, max_tensors=max_tensors, max_block_bytes=max_block_bytes,
-              max_name_bytes=max_name_bytes, prefix=prefix)
+              max_name_bytes=max_name_bytes, prefix=prefix, merge_gap=merge_gap,
+              max_range=max_range)
     return int(b.header["block_length"])
 
 
 def inspect(source: Source, *, max_tensors: Optional[int] = None,
             max_block_bytes: Optional[int] = None, max_name_bytes: Optional[int] = None,
-            prefix: bool = False) -> List[TensorInfo]:
+            prefix: bool = False, merge_gap: Optional[int] = None,
+            max_range: Optional[int] = None) -> List[TensorInfo]:
     """Validates like validate() and returns a TensorInfo per tensor, in order."""
     return Block(source, max_tensors=max_tensors, max_block_bytes=max_block_bytes,
-                 max_name_bytes=max_name_bytes, prefix=prefix).infos
+                 max_name_bytes=max_name_bytes, prefix=prefix, merge_gap=merge_gap,
+                 max_range=max_range).infos

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._core import Block
 from ._info import Key, TensorInfo
+from ._ranges import is_file_object
 
 __all__ = ["safe_open", "TensorSlice"]
 
@@ -36,22 +37,28 @@ class TensorSlice:
 class safe_open:  # noqa: N801 (the safetensors name)
     """Maps and validates a file; tensors are views made only when asked for.
 
+    A seekable binary file object is validated by reading only what the rules
+    read; get_tensor / get_slice then read that tensor's bytes (a copy).
+
         with kiln.safe_open("model.klnt") as f:
             for k in f.keys():
                 info = f.info(k)           # TensorInfo
                 t = f.get_tensor(k)        # read-only view
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"], framework: Optional[str] = "np",
-                 *, max_tensors: Optional[int] = None, max_block_bytes: Optional[int] = None,
-                 max_name_bytes: Optional[int] = None) -> None:
+    def __init__(self, path: Union[str, "os.PathLike[str]", object],
+                 framework: Optional[str] = "np", *, max_tensors: Optional[int] = None,
+                 max_block_bytes: Optional[int] = None, max_name_bytes: Optional[int] = None,
+                 merge_gap: Optional[int] = None, max_range: Optional[int] = None) -> None:
         if framework not in (None, "np", "numpy"):
             raise ValueError(f"framework {framework!r}: kiln returns NumPy arrays ('np')")
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"path must be str or os.PathLike, not {type(path).__name__}")
+        if not isinstance(path, (str, os.PathLike)) and not is_file_object(path):
+            raise TypeError("path must be str, os.PathLike or a seekable binary file object, "
+                            f"not {type(path).__name__}")
         self._block: Optional[Block] = Block(path, max_tensors=max_tensors,
                                              max_block_bytes=max_block_bytes,
-                                             max_name_bytes=max_name_bytes)
+                                             max_name_bytes=max_name_bytes,
+                                             merge_gap=merge_gap, max_range=max_range)
 
     def _open(self) -> Block:
         block = self._block

@@ -39,11 +39,18 @@ bool ParsesWithoutGil(py::handle source);  // mapping.cc
 // was found truncated while kiln read it (mapping.cc).
 void RaiseIfMappingCut(py::handle source);
 
+// The _kiln.TensorRecord for tensor t, whose payload starts at byte `start`
+// of the file or buffer, and the header as the dict _kiln.parse returns
+// (parse_binding.cc).
+py::object RecordObject(const Tensor& t, std::uint64_t start);
+py::dict HeaderDict(const HeaderInfo& h);
+
 void BindMapping(py::module_& m);  // mapping.cc: _kiln.Mapping
 void BindPinned(py::module_& m);   // pinned.cc: _kiln.Pinned
 void BindParse(py::module_& m);    // parse_binding.cc: _kiln.parse, _kiln.TensorRecord
 void BindWrite(py::module_& m);    // write_binding.cc: _kiln.write
 void BindStream(py::module_& m);   // stream_binding.cc: _kiln.StreamValidator
+void BindRanges(py::module_& m);   // range_binding.cc: _kiln.RangeValidator
 
 }  // namespace kiln::python
 

@@ -70,4 +70,5 @@ PYBIND11_MODULE(_kiln, m) {
   kiln::python::BindParse(m);
   kiln::python::BindWrite(m);
   kiln::python::BindStream(m);
+  kiln::python::BindRanges(m);
 }

@@ -44,7 +44,7 @@ struct TensorRecord {
   py::object outer_index;  // int, or None
 };
 
-TensorRecord Record(const Tensor& t, const std::uint8_t* base) {
+TensorRecord Record(const Tensor& t, std::uint64_t start) {
   TensorRecord r;
   py::tuple shape(t.rank);
   for (std::size_t d = 0; d < t.rank; ++d) shape[d] = py::int_(t.shape[d]);
@@ -55,7 +55,7 @@ TensorRecord Record(const Tensor& t, const std::uint8_t* base) {
   r.shape = shape;
   r.offset = t.byte_offset;
   r.length = t.byte_length;
-  r.start = static_cast<std::uint64_t>(t.payload.data() - base);
+  r.start = start;
   r.layout = OptionalText(t.layout);
   r.block_size = t.block_size;
   r.scheme = static_cast<int>(t.quant.scheme);
@@ -88,11 +88,19 @@ py::tuple ParseBuffer(const py::object& source, std::optional<std::uint64_t> max
   RaiseIfMappingCut(source);  // no verdict on the zeros of a truncated file
   if (!parsed->ok()) RaiseKilnError(parsed->error());
   const Directory& dir = parsed->value();
-  const HeaderInfo& h = dir.header();
   py::list tensors;
   for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
-    tensors.append(py::cast(Record(dir.tensor(i), bytes.data())));
+    const Tensor t = dir.tensor(i);
+    tensors.append(RecordObject(t, static_cast<std::uint64_t>(t.payload.data() - bytes.data())));
   }
+  return py::make_tuple(HeaderDict(dir.header()), tensors);
+}
+
+}  // namespace
+
+py::object RecordObject(const Tensor& t, std::uint64_t start) { return py::cast(Record(t, start)); }
+
+py::dict HeaderDict(const HeaderInfo& h) {
   py::dict header;
   header["flags"] = h.flags;
   header["tensor_count"] = h.tensor_count;
@@ -101,10 +109,8 @@ py::tuple ParseBuffer(const py::object& source, std::optional<std::uint64_t> max
   header["directory_bytes"] = h.directory_bytes;
   header["payload_base"] = h.payload_base;
   header["block_length"] = h.block_length;
-  return py::make_tuple(header, tensors);
+  return header;
 }
-
-}  // namespace
 
 void BindParse(py::module_& m) {
   py::class_<TensorRecord>(m, "TensorRecord")

@@ -2,8 +2,11 @@
 // to count what a parse allocates. A hostile header (four billion tensors
 // claimed) is refused in a few KiB, and a parse allocates at most one block
 // of one u32 per tensor, none at all with caller scratch.
+#include <cstring>
 #include "gtest/gtest.h"
+
 #include "kiln/directory.h"
+#include "kiln/random_access.h"
 #include "kiln/stream.h"
 #include "support/alloc_counter.h"
 #include "support/block_builder.h"
@@ -126,6 +129,61 @@ TEST(Memory, StreamKeepsOnlyWhatArrived) {
     EXPECT_EQ(v.error().rule, Rule::H8);
   }
   EXPECT_LE(peak, 4 * b.size() + 4096);
+}
+
+// RangeValidator: a hostile 1 GiB gap is read through one reused buffer of
+// max_range bytes; the peak heap stays near 1 MiB.
+TEST(Memory, RangeValidatorReadsAHugeGapThroughOneBuffer) {
+  Buffer head = Build(BlockSpec{{TensorSpec{}}, std::nullopt, std::nullopt});
+  const std::uint64_t payload = 64 + (std::uint64_t{1} << 30);
+  Put(head, 16, payload, 8);
+  const std::uint64_t size = testing::PayloadBase(head) + payload;
+  const auto reader = [&](std::uint64_t offset, std::span<std::uint8_t> out, std::string*) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i] = offset + i < head.size() ? head[offset + i] : 0;
+    }
+    return true;
+  };
+  std::size_t peak = 0;
+  {
+    const alloc::Scope scope;
+    const RangeValidator v = ValidateRanges(size, reader);
+    EXPECT_EQ(v.status(), RangeStatus::kComplete);
+    EXPECT_EQ(v.bytes_read(), size - 8);
+    peak = scope.Read().peak_extra;
+  }
+  EXPECT_LE(peak, kDefaultMaxRange + 16384);
+}
+
+// A file whose size matches a header claiming four billion tensors (512
+// GiB of descriptors): the directory region is kept only as its bytes
+// arrive, one request ahead. The reader gives up after 8 MiB.
+TEST(Memory, RangeValidatorKeepsOnlyWhatWasRead) {
+  Buffer head = Build(BlockSpec{});
+  Put(head, 8, 0xFFFFFFFFu, 4);                       // tensor_count
+  Put(head, 24, std::uint64_t{0xFFFFFFFF} * 128, 8);  // directory_bytes (H6 holds)
+  const std::uint64_t size = (std::uint64_t{0xFFFFFFFF} * 128 + 64 + 63) / 64 * 64;
+  std::uint64_t served = 0;
+  const auto reader = [&](std::uint64_t offset, std::span<std::uint8_t> out, std::string* why) {
+    if (served >= (std::uint64_t{8} << 20)) {
+      *why = "gave up";
+      return false;
+    }
+    served += out.size();
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i] = offset + i < head.size() ? head[offset + i] : 0;
+    }
+    return true;
+  };
+  std::size_t peak = 0;
+  {
+    const alloc::Scope scope;
+    const RangeValidator v = ValidateRanges(size, reader);
+    EXPECT_EQ(v.status(), RangeStatus::kReadFailed);
+    EXPECT_EQ(v.read_error(), "gave up");
+    peak = scope.Read().peak_extra;
+  }
+  EXPECT_LE(peak, 4 * (std::size_t{8} << 20) + 4096);
 }
 
 }  // namespace

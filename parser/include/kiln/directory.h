@@ -69,6 +69,7 @@ struct Tensor {
 };
 
 class StreamValidator;
+class RangeValidator;
 
 // A validated block. Cheap to copy; refers to the caller's buffer (or, from
 // a StreamValidator, to the header and directory region it kept).
@@ -78,10 +79,10 @@ class Directory {
   [[nodiscard]] std::uint32_t tensor_count() const { return header_.tensor_count; }
   [[nodiscard]] std::uint64_t block_length() const { return header_.block_length; }
   // The block's bytes (a prefix of the parsed buffer). From a
-  // StreamValidator: only the first payload_base bytes (header, descriptors,
-  // name heap, padding); the payloads were streamed past, not kept.
+  // StreamValidator or a RangeValidator: only the first payload_base bytes
+  // (header, descriptors, name heap, padding); the payloads were not kept.
   [[nodiscard]] std::span<const std::uint8_t> block() const { return block_; }
-  // False for a directory from a StreamValidator: then every
+  // False for a directory from a StreamValidator or a RangeValidator: then every
   // Tensor::payload is empty (its byte_offset and byte_length still say
   // where the bytes were in the stream).
   [[nodiscard]] bool has_payloads() const { return has_payloads_; }
@@ -96,6 +97,8 @@ class Directory {
  private:
   friend Result<Directory> Parse(std::span<const std::uint8_t>, const ParseOptions&);
   friend class StreamValidator;
+  friend class RangeValidator;
+  class RangeValidator;
   Directory(HeaderInfo header, std::span<const std::uint8_t> block, bool has_payloads = true)
       : header_(header), block_(block), has_payloads_(has_payloads) {}
 

@@ -63,6 +63,11 @@ class GapVisitor {
                                   GapVisitor& gaps);
 // The P2 rejection for payload byte `pos` (relative to payload_base).
 [[nodiscard]] Error GapByteError(const HeaderInfo& h, std::uint64_t pos, std::uint8_t value);
+// P2 on `seen`, uncovered payload bytes that start at payload offset `pos`:
+// the rejection for the first nonzero one. The one test of a gap's bytes,
+// shared by Parse (the whole block), the stream validator (bytes as they
+// arrive) and the range validator (bytes as they are read).
+[[nodiscard]] Check CheckGapBytes(const HeaderInfo& h, std::uint64_t pos, Bytes seen);
 // Every rule after H8, in order: H9, L1, D1..Q4 per descriptor, N3..N5,
 // Q5..Q7, P1 and P2. With `gaps` null, `block` is the whole block and P2 is
 // checked on it; otherwise `block` may end at payload_base (the payloads

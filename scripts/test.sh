@@ -48,9 +48,12 @@ background_done() {  # the background builds' own wall time, as a row of the tab
 }
 summary() {
   local status=$? i
-  if [ -n "${background:-}" ] && kill -0 "$background" 2>/dev/null; then
-    kill -- -"$background" 2>/dev/null || true
-  fi
+  local pid
+  for pid in "${background:-}" "${san_suite:-}"; do
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      kill -- -"$pid" 2>/dev/null || true
+    fi
+  done
   local failed=$current
   finish_step
   printf '\n==== step times (wall clock, %d cores)\n' "$jobs"
@@ -91,14 +94,11 @@ step "default build (g++, plain Release, warnings as errors)"
 cmake --preset default >/dev/null
 cmake --build --preset default
 
-step "default build: the whole suite (ctest -j $jobs)"
-ctest --preset default -j "$jobs"
-
 # The other two native builds need every core but nothing from the steps
-# below, several of which use one core (node, Python, the browser, cppcheck):
-# they run in the background at the lowest priority from here on, and the
-# sanitizer suite waits for them. Their output goes to one log, printed
-# when they fail.
+# below, several of which use one core or wait (the suite's timeouts, node,
+# Python, the browser, cppcheck): they run in the background at the lowest
+# priority from here on, and the sanitizer suite waits for them. Their
+# output goes to one log, printed when they fail.
 if [ "$quick" = 0 ]; then
   background_log=build/background-builds.log
   background_start=$SECONDS
@@ -118,6 +118,9 @@ if [ "$quick" = 0 ]; then
   background=$!
   echo "started in the background (log: $background_log): the clang++ Release build, then the sanitize build"
 fi
+
+step "default build: the whole suite (ctest -j $jobs)"
+ctest --preset default -j "$jobs"
 
 step "the plain Release build's hardening (g++)"
 bash scripts/check_hardening.sh build/default
@@ -193,15 +196,37 @@ tail -n 5 "$background_log"
 step "the plain Release build's hardening (clang++)"
 bash scripts/check_hardening.sh build/release-clang++
 
-step "sanitize build: the whole suite under ASan, UBSan and the integer checks (ctest -j $jobs)"
-ctest --preset sanitize -j "$jobs"
+# The sanitizer suite runs the sanitize build's binaries and reads no
+# source file the mutation sample changes (only golden/ and the test data),
+# so the two run side by side: the suite's tests that wait and the sample's
+# one-core test runs leave each other a core.
+san_log=build/sanitize-suite.log
+san_start=$SECONDS
+setsid -w bash -c 'ctest --preset sanitize -j "$1"; echo "== sanitize suite exit $?"' _ "$jobs" \
+  >"$san_log" 2>&1 </dev/null &
+san_suite=$!
+echo "started in the background (log: $san_log): the sanitize build's whole suite (ctest -j $jobs)"
 
-step "fuzz smoke (the sanitize build's libFuzzer targets, $jobs at a time)"
-bash scripts/fuzz_smoke.sh "${KILN_FUZZ_SECONDS:-30}" build/sanitize
-
-# Last: it mutates the checkout in place, so no build of it may run beside it.
+# It mutates the checkout in place, so no build of it may run beside it
+# (the background builds are done; the sanitizer suite only runs binaries).
 step "mutation testing: a sample, in the default build (the full report is docs/mutation.md)"
 python3 scripts/mutate.py --build build/default --sample "${KILN_MUTANTS:-16}" --seed 1 \
   --min-kill 0.7
+
+step "sanitize build: the whole suite under ASan, UBSan and the integer checks (ctest -j $jobs)"
+san_status=0
+wait "$san_suite" || san_status=$?
+san_suite=""
+step_names+=("  (the sanitizer suite's own time, beside the mutation sample)")
+step_secs+=($((SECONDS - san_start)))
+grep -E "tests passed|tests failed|Total Test time" "$san_log" || true
+if [ "$san_status" -ne 0 ] || ! grep -q "^== sanitize suite exit 0$" "$san_log"; then
+  echo "the sanitizer suite failed; its log:"
+  cat "$san_log"
+  exit 1
+fi
+
+step "fuzz smoke (the sanitize build's libFuzzer targets, $jobs at a time)"
+bash scripts/fuzz_smoke.sh "${KILN_FUZZ_SECONDS:-30}" build/sanitize
 
 step "all checks passed"

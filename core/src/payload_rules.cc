@@ -131,8 +131,8 @@ Check CheckGapBytes(const HeaderInfo& h, std::uint64_t pos, Bytes seen) {
 }
 
 Check CheckGapZero(Bytes block, const HeaderInfo& h, std::uint64_t from, std::uint64_t to) {
-  return CheckGapBytes(
-      h, from, block.subspan(base::ToSize(h.payload_base + from), base::ToSize(to - from)));
+  return CheckGapBytes(h, from,
+                       block.subspan(base::ToSize(h.payload_base + from), base::ToSize(to - from)));
 }
 
 Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor& gaps) {

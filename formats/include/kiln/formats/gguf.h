@@ -26,13 +26,14 @@
 // one), the innermost dimension a multiple of its block size; no Q8_1 tensor
 // with elements (gguf-py sizes its blocks at 40 bytes, ggml at 36), no BF16
 // tensor of no dimensions, and, even with a zero dimension, at most 2^63-1
-// bytes counting only the nonzero dimensions (gguf-py's numpy array). Layout as gguf.cpp requires it: the data section starts at the
-// end of the tensor infos padded to the alignment, inside the file when
-// there are tensors, and each tensor's offset is the sum of the sizes of the
-// tensors before it in file order, each padded to the alignment (a tensor of
-// no bytes included). Each tensor's bytes must lie inside the file. GGUF
-// lists dimensions innermost first (ne[0] is the row length);
-// GgufTensor::shape holds them reversed, in kiln's row-major order.
+// bytes counting only the nonzero dimensions (gguf-py's numpy array). Layout
+// as gguf.cpp requires it: the data section starts at the end of the tensor
+// infos padded to the alignment, inside the file when there are tensors, and
+// each tensor's offset is the sum of the sizes of the tensors before it in
+// file order, each padded to the alignment (a tensor of no bytes included).
+// Each tensor's bytes must lie inside the file. GGUF lists dimensions
+// innermost first (ne[0] is the row length); GgufTensor::shape holds them
+// reversed, in kiln's row-major order.
 #ifndef KILN_FORMATS_GGUF_H_
 #define KILN_FORMATS_GGUF_H_
 

@@ -1,4 +1,5 @@
 // Writing safetensors headers.
+#include <algorithm>
 #include <array>
 #include <span>
 #include <unordered_set>
@@ -84,13 +85,14 @@ FormatResult<std::string> SafetensorsHeader(std::span<const SafetensorsEntry> te
           "included, and overflow; kiln cannot write it so that they read it",
           internal::Quoted(t.name), absl::StrJoin(t.shape, ", "))};
     }
-    for (const std::uint64_t d : t.shape) {
-      if (d > kHubMaxSafetensorsDimension) {
-        return FormatError{absl::StrFormat(
-            "tensor %s: dimension %d of shape [%s] exceeds 2^32, the largest @huggingface/hub "
-            "reads; kiln writes only files every safetensors reader reads",
-            internal::Quoted(t.name), d, absl::StrJoin(t.shape, ", "))};
-      }
+    if (const auto big =
+            std::find_if(t.shape.begin(), t.shape.end(),
+                         [](std::uint64_t d) { return d > kHubMaxSafetensorsDimension; });
+        big != t.shape.end()) {
+      return FormatError{absl::StrFormat(
+          "tensor %s: dimension %d of shape [%s] exceeds 2^32, the largest @huggingface/hub "
+          "reads; kiln writes only files every safetensors reader reads",
+          internal::Quoted(t.name), *big, absl::StrJoin(t.shape, ", "))};
     }
     const auto end = base::CheckedAdd(offset, t.byte_length);
     if (!end) return FormatError{"the tensors' total size exceeds 2^64-1"};

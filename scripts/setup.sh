@@ -19,6 +19,9 @@ packages=(
 # The C ABI's installed-consumer test (scripts/test.sh) builds a C program
 # with `pkg-config --cflags --libs kiln`.
 packages+=(pkgconf)
+# Remote files: `kiln validate URL` is built on libcurl; the HTTP tests start
+# their own nginx on 127.0.0.1; `python -m kiln.scan` runs on Dask over fsspec.
+packages+=(libcurl4-openssl-dev nginx-light python3-distributed python3-fsspec python3-aiohttp python3-requests)
 
 missing=()
 for p in "${packages[@]}"; do

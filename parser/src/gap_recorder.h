@@ -1,11 +1,13 @@
 // The uncovered payload ranges CheckPayloads walks (rule P2), recorded for
 // checking later: by StreamValidator as the bytes arrive, by RangeValidator
-// as it reads them. Internal to the parser library.
+// as it reads them; and the directory-region check both run once they hold
+// the first payload_base bytes. Internal to the parser library.
 #ifndef KILN_PARSER_SRC_GAP_RECORDER_H_
 #define KILN_PARSER_SRC_GAP_RECORDER_H_
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "kiln/internal/rules.h"
 
@@ -25,6 +27,20 @@ class GapRecorder final : public GapVisitor {
  private:
   GapList& gaps_;
 };
+
+// Every rule from H9 to P1 on the directory region `kept` (the block's first
+// payload_base bytes, the payloads absent), recording the gaps into `gaps`
+// for P2. Releases the spare capacity of both once they are final.
+template <typename GapList>
+[[nodiscard]] Check CheckDirectoryRegion(std::vector<std::uint8_t>& kept, const HeaderInfo& h,
+                                         GapList& gaps) {
+  kept.shrink_to_fit();
+  GapRecorder<GapList> recorder(gaps);
+  Scratch scratch({});
+  if (Check e = CheckBlock(kept, h, scratch, &recorder)) return e;
+  gaps.shrink_to_fit();
+  return std::nullopt;
+}
 
 }  // namespace kiln::internal
 

@@ -131,14 +131,10 @@ void RangeValidator::PlanDirectory() {
 }
 
 void RangeValidator::OnDirectory() {
-  kept_.shrink_to_fit();
-  internal::GapRecorder recorder(gaps_);
-  internal::Scratch scratch({});
-  // H9, L1, D1..Q4, N3..N5, Q5..Q7, P1; the gaps to `recorder`.
-  if (Check e = internal::CheckBlock(kept_, *header_, scratch, &recorder)) {
+  // H9, L1, D1..Q4, N3..N5, Q5..Q7, P1; the gaps to gaps_.
+  if (Check e = internal::CheckDirectoryRegion(kept_, *header_, gaps_)) {
     return Reject(*std::move(e));
   }
-  gaps_.shrink_to_fit();
   phase_ = Phase::kGaps;
   PlanGaps();
 }

@@ -162,13 +162,9 @@ void StreamValidator::TakeDirectory(std::span<const std::uint8_t>& chunk) {
 }
 
 void StreamValidator::OnDirectory() {
-  kept_.shrink_to_fit();
-  internal::GapRecorder recorder(gaps_);
-  internal::Scratch scratch({});
-  if (Check e = internal::CheckBlock(kept_, *header_, scratch, &recorder)) {
+  if (Check e = internal::CheckDirectoryRegion(kept_, *header_, gaps_)) {
     return Reject(*std::move(e));
   }
-  gaps_.shrink_to_fit();
   directory_ = Directory(*header_, kept_, /*has_payloads=*/false);
   EnterPayload();
 }

@@ -10,33 +10,7 @@
 
 #include "kiln/kiln_c.h"
 #include "kiln/kiln_c_map.h"
-
-static int failures = 0;
-
-#define CHECK(cond, what)                                                \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      fprintf(stderr, "FAIL %s: %s (line %d)\n", what, #cond, __LINE__); \
-      ++failures;                                                        \
-    }                                                                    \
-  } while (0)
-
-static unsigned char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  unsigned char *data = NULL;
-  long n;
-  if (f == NULL) return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-    data = malloc((size_t)n + 1);
-    if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-      free(data);
-      data = NULL;
-    }
-    *size = (size_t)n;
-  }
-  fclose(f);
-  return data;
-}
+#include "test_util.h"
 
 static void check_case(const char *dir, const char *name) {
   char path[4096];

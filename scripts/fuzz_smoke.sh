@@ -24,9 +24,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # target:seed corpus (corpus/parse holds the golden cases, corpus/stream the
 # same after fuzz_stream's control byte, corpus/capi the same for fuzz_capi,
-# the C ABI).
+# the C ABI, and for fuzz_ranges, whose control byte reads it as mode, range
+# options and hand-over).
 pairs="fuzz_parse:parse fuzz_differential:parse fuzz_structured:parse fuzz_roundtrip:parse
-  fuzz_stream:stream fuzz_capi:capi fuzz_npy:npy fuzz_safetensors:safetensors fuzz_gguf:gguf"
+  fuzz_stream:stream fuzz_capi:capi fuzz_ranges:capi fuzz_npy:npy fuzz_safetensors:safetensors fuzz_gguf:gguf"
 for pair in $pairs; do
   bin="$build/fuzz/${pair%%:*}"
   [ -x "$bin" ] || { echo "fuzz smoke: $bin is not built (KILN_BUILD_FUZZERS=ON?)"; exit 2; }

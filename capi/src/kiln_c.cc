@@ -1,5 +1,5 @@
 // The C ABI (kiln/kiln_c.h) over the C++ library: Parse, StreamValidator,
-// Directory. Every entry point checks its arguments (struct_size included),
+// RangeValidator, Directory. Every entry point checks its arguments (struct_size included),
 // catches every exception (std::bad_alloc is KILN_NO_MEMORY, anything else
 // KILN_INTERNAL_ERROR) and copies verdicts into the caller's structs;
 // nothing C++ crosses the boundary (boundary.h).
@@ -18,6 +18,7 @@
 #include "kiln/base/escape.h"
 #include "kiln/directory.h"
 #include "kiln/dtype.h"
+#include "kiln/random_access.h"
 #include "kiln/status.h"
 #include "kiln/stream.h"
 
@@ -31,6 +32,14 @@ struct kiln_stream {
   bool finished = false;
   // The validated directory once the status is kComplete (a copy of the
   // validator's, which refers to the validator's kept bytes).
+  std::optional<kiln_directory> directory;
+};
+
+struct kiln_ranges {
+  kiln_ranges(std::uint64_t file_size, const kiln::RangeOptions& options)
+      : validator(file_size, options) {}
+  kiln::RangeValidator validator;
+  // The validated directory once the status is kComplete (as for streams).
   std::optional<kiln_directory> directory;
 };
 
@@ -158,6 +167,27 @@ void SyncDirectory(kiln_stream* s) {
   }
 }
 
+kiln_status StatusOf(const kiln_ranges& r) {
+  switch (r.validator.status()) {
+    case kiln::RangeStatus::kNeedRange:
+      return KILN_NEED_MORE;
+    case kiln::RangeStatus::kRejected:
+      return KILN_INVALID;
+    case kiln::RangeStatus::kComplete:
+      return KILN_OK;
+    case kiln::RangeStatus::kReadFailed:
+      return KILN_READ_FAILED;
+  }
+  return KILN_INTERNAL_ERROR;
+}
+
+kiln_status SyncDirectory(kiln_ranges* r) {
+  if (r->validator.status() == kiln::RangeStatus::kComplete && !r->directory) {
+    r->directory.emplace(kiln_directory{r->validator.directory()});
+  }
+  return StatusOf(*r);
+}
+
 }  // namespace
 
 extern "C" {
@@ -182,6 +212,8 @@ KILN_C_API const char* kiln_error_class_name(int32_t error_class) {
       return "ARGUMENT";
     case KILN_CLASS_INTERNAL:
       return "INTERNAL";
+    case KILN_CLASS_IO:
+      return "IO";
     default:
       return "";
   }
@@ -405,6 +437,151 @@ KILN_C_API kiln_status kiln_stream_bytes_to_checkpoint(const kiln_stream* stream
   *bytes = 0;
   if (stream == nullptr) return KILN_BAD_ARGUMENT;
   *bytes = stream->validator.bytes_to_checkpoint();
+  return KILN_OK;
+}
+
+KILN_C_API kiln_status kiln_range_options_init(kiln_range_options* options) {
+  if (options == nullptr) return KILN_BAD_ARGUMENT;
+  *options = kiln_range_options{};
+  options->struct_size = sizeof(kiln_range_options);
+  options->merge_gap = kiln::kDefaultMergeGap;
+  options->max_range = kiln::kDefaultMaxRange;
+  return KILN_OK;
+}
+
+KILN_C_API kiln_status kiln_ranges_new(uint64_t file_size, const kiln_options* options,
+                                       const kiln_range_options* range_options, kiln_ranges** out,
+                                       kiln_error* error) {
+  if (out != nullptr) *out = nullptr;
+  if (!ErrorUsable(error)) return KILN_BAD_ARGUMENT;
+  if (out == nullptr) return BadArgument(error, "out is NULL");
+  return Guard(error, [&] {
+    kiln::RangeOptions ranges;
+    if (!ReadOptions(options, &ranges.mode, &ranges.limits, error)) return KILN_BAD_ARGUMENT;
+    if (range_options != nullptr) {
+      if (!KnownSize<kiln_range_options>(range_options->struct_size)) {
+        return BadArgument(error,
+                           "range_options->struct_size is not sizeof(kiln_range_options): "
+                           "initialise range_options with kiln_range_options_init");
+      }
+      ranges.merge_gap = range_options->merge_gap;
+      ranges.max_range = range_options->max_range;
+    }
+    *out = new kiln_ranges(file_size, ranges);
+    SyncDirectory(*out);  // a file of 0 bytes is judged at once
+    ClearError(error);
+    return KILN_OK;
+  });
+}
+
+KILN_C_API void kiln_ranges_free(kiln_ranges* ranges) { delete ranges; }
+
+KILN_C_API kiln_status kiln_ranges_next(const kiln_ranges* ranges, uint64_t* offset,
+                                        size_t* length) {
+  if (offset != nullptr) *offset = 0;
+  if (length != nullptr) *length = 0;
+  if (ranges == nullptr) return KILN_BAD_ARGUMENT;
+  const std::optional<kiln::ByteRange> want = ranges->validator.NextRange();
+  if (want) {
+    if (offset != nullptr) *offset = want->offset;
+    // At most max_range, which fits a size_t (clamped).
+    if (length != nullptr) *length = static_cast<size_t>(want->length);
+  }
+  return StatusOf(*ranges);
+}
+
+KILN_C_API kiln_status kiln_ranges_buffer(kiln_ranges* ranges, uint8_t** buffer, size_t* length) {
+  if (buffer != nullptr) *buffer = nullptr;
+  if (length != nullptr) *length = 0;
+  if (ranges == nullptr || buffer == nullptr || length == nullptr) return KILN_BAD_ARGUMENT;
+  return Guard(nullptr, [&] {
+    const std::span<std::uint8_t> b = ranges->validator.Buffer();
+    if (!b.empty()) {
+      *buffer = b.data();
+      *length = b.size();
+    }
+    return StatusOf(*ranges);
+  });
+}
+
+KILN_C_API kiln_status kiln_ranges_filled(kiln_ranges* ranges) {
+  if (ranges == nullptr) return KILN_BAD_ARGUMENT;
+  return Guard(nullptr, [&] {
+    (void)ranges->validator.Filled();
+    return SyncDirectory(ranges);
+  });
+}
+
+KILN_C_API kiln_status kiln_ranges_provide(kiln_ranges* ranges, const uint8_t* data, size_t size) {
+  if (ranges == nullptr || (data == nullptr && size > 0)) return KILN_BAD_ARGUMENT;
+  return Guard(nullptr, [&] {
+    const std::span<const std::uint8_t> bytes =
+        size == 0 ? std::span<const std::uint8_t>() : std::span<const std::uint8_t>(data, size);
+    (void)ranges->validator.Provide(bytes);
+    return SyncDirectory(ranges);
+  });
+}
+
+KILN_C_API kiln_status kiln_ranges_fail(kiln_ranges* ranges, const char* message, size_t length) {
+  if (ranges == nullptr || (message == nullptr && length > 0)) return KILN_BAD_ARGUMENT;
+  return Guard(nullptr, [&] {
+    (void)ranges->validator.ReaderFailed(length == 0 ? std::string()
+                                                     : std::string(message, length));
+    return StatusOf(*ranges);
+  });
+}
+
+KILN_C_API kiln_status kiln_ranges_status(const kiln_ranges* ranges) {
+  if (ranges == nullptr) return KILN_BAD_ARGUMENT;
+  return StatusOf(*ranges);
+}
+
+KILN_C_API kiln_status kiln_ranges_error(const kiln_ranges* ranges, kiln_error* error) {
+  if (error == nullptr || !ErrorUsable(error)) return KILN_BAD_ARGUMENT;
+  if (ranges == nullptr) return BadArgument(error, "ranges is NULL");
+  return Guard(error, [&] {
+    const kiln_status status = StatusOf(*ranges);
+    if (status == KILN_INVALID) {
+      SetVerdict(error, ranges->validator.error());
+    } else if (status == KILN_READ_FAILED) {
+      kiln::capi::SetOther(error, KILN_CLASS_IO, ranges->validator.read_error());
+    } else {
+      ClearError(error);
+    }
+    return status;
+  });
+}
+
+KILN_C_API kiln_status kiln_ranges_header(const kiln_ranges* ranges, kiln_header* out) {
+  if (ranges == nullptr || out == nullptr || !KnownSize<kiln_header>(out->struct_size)) {
+    return KILN_BAD_ARGUMENT;
+  }
+  const std::optional<kiln::HeaderInfo>& h = ranges->validator.header();
+  if (!h) return StatusOf(*ranges);
+  FillHeader(*h, out);
+  return KILN_OK;
+}
+
+KILN_C_API kiln_status kiln_ranges_directory(const kiln_ranges* ranges,
+                                             const kiln_directory** out) {
+  if (out == nullptr) return KILN_BAD_ARGUMENT;
+  *out = nullptr;
+  if (ranges == nullptr) return KILN_BAD_ARGUMENT;
+  if (!ranges->directory) {
+    const kiln_status status = StatusOf(*ranges);
+    return status == KILN_OK ? KILN_INTERNAL_ERROR : status;
+  }
+  *out = &*ranges->directory;
+  return KILN_OK;
+}
+
+KILN_C_API kiln_status kiln_ranges_read(const kiln_ranges* ranges, uint64_t* reads,
+                                        uint64_t* bytes) {
+  if (reads != nullptr) *reads = 0;
+  if (bytes != nullptr) *bytes = 0;
+  if (ranges == nullptr) return KILN_BAD_ARGUMENT;
+  if (reads != nullptr) *reads = ranges->validator.reads();
+  if (bytes != nullptr) *bytes = ranges->validator.bytes_read();
   return KILN_OK;
 }
 

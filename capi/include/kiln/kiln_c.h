@@ -1,5 +1,6 @@
 /* kiln's stable C ABI (C99): validate a Kiln v2 tensor directory held in a
- * buffer or arriving as a stream, and walk the validated directory.
+ * buffer, arriving as a stream or read by ranges, and walk the validated
+ * directory.
  *
  * The verdicts are those of the C++ library and of `kiln validate`: the same
  * class, rule id, byte offset, tensor and message for every input.
@@ -84,7 +85,12 @@ typedef enum kiln_status {
   KILN_INTERNAL_ERROR = 5,
   /* The caller's output buffer is too small; the length out-parameter says
    * how many bytes the result needs (kiln_escape). */
-  KILN_BUFFER_TOO_SMALL = 6
+  KILN_BUFFER_TOO_SMALL = 6,
+  /* A range validator: the caller's reader failed, or handed over another
+   * number of bytes than the range wanted (kiln_ranges_fail,
+   * kiln_ranges_provide). Never a verdict on the bytes; the error has class
+   * KILN_CLASS_IO and says why. */
+  KILN_READ_FAILED = 7
 } kiln_status;
 
 /* The error classes of the rule set, and two that are not verdicts. */
@@ -95,7 +101,8 @@ typedef enum kiln_error_class {
   KILN_CLASS_LIMIT = 3,
   KILN_CLASS_UTF8 = 4,
   KILN_CLASS_ARGUMENT = 5, /* not a verdict on the bytes: a caller mistake */
-  KILN_CLASS_INTERNAL = 6  /* not a verdict on the bytes: KILN_INTERNAL_ERROR */
+  KILN_CLASS_INTERNAL = 6, /* not a verdict on the bytes: KILN_INTERNAL_ERROR */
+  KILN_CLASS_IO = 7        /* not a verdict on the bytes: KILN_READ_FAILED */
 } kiln_error_class;
 
 #define KILN_NO_TENSOR 0xFFFFFFFFu
@@ -183,7 +190,8 @@ KILN_C_API const char *kiln_version(void);
 KILN_C_API uint32_t kiln_version_number(void);
 /* KILN_ABI_VERSION of the library actually loaded. */
 KILN_C_API uint32_t kiln_abi_version(void);
-/* "FRAME", "TYPE", "LIMIT", "UTF8", "ARGUMENT", "INTERNAL", or "" (static). */
+/* "FRAME", "TYPE", "LIMIT", "UTF8", "ARGUMENT", "INTERNAL", "IO", or ""
+ * (static). */
 KILN_C_API const char *kiln_error_class_name(int32_t error_class);
 
 /* The one-line statement of rule[0, length) ("H1".."P2") in *summary
@@ -274,6 +282,102 @@ KILN_C_API kiln_status kiln_stream_consumed(const kiln_stream *stream, uint64_t 
 /* How many more bytes may be fed before the next point where a verdict can
  * be decided (0 once settled). */
 KILN_C_API kiln_status kiln_stream_bytes_to_checkpoint(const kiln_stream *stream, uint64_t *bytes);
+
+/* Random-access validation (docs/spec.md, section 5.2; docs/c-api.md,
+ * "Random access"): given the file's size, the validator asks for the byte
+ * ranges its rules read, one at a time (the header; the directory region up
+ * to payload_base; the payload bytes no tensor covers, for P2), never a
+ * byte only a tensor covers unless merge_gap allows it. The caller reads
+ * each range however it can (pread, an HTTP range request, ...) and hands
+ * the bytes over. The verdict is kiln_validate's on the whole file: class,
+ * rule, offset, tensor and message; the size stands for the buffer's length
+ * in H8. A pull API: no callbacks, so synchronous and asynchronous readers
+ * alike.
+ *
+ *   kiln_ranges *r;  uint64_t at;  size_t n;  uint8_t *buf;
+ *   kiln_ranges_new(file_size, NULL, NULL, &r, &error);
+ *   while (kiln_ranges_next(r, &at, &n) == KILN_NEED_MORE) {
+ *     kiln_ranges_buffer(r, &buf, &n);
+ *     if (pread(fd, buf, n, at) == (ssize_t)n) kiln_ranges_filled(r);
+ *     else kiln_ranges_fail(r, "short read", 10);
+ *   }
+ *   status = kiln_ranges_error(r, &error);  (OK, INVALID or READ_FAILED)
+ *   kiln_ranges_free(r);
+ */
+typedef struct kiln_ranges kiln_ranges;
+
+/* How the validator cuts its reads. Initialise with
+ * kiln_range_options_init (the defaults below). */
+typedef struct kiln_range_options {
+  uint32_t struct_size; /* sizeof(kiln_range_options), set by kiln_range_options_init */
+  uint32_t reserved;    /* 0 */
+  /* Two wanted payload ranges closer than this many bytes are read in one
+   * request (the covered bytes between them are read, never looked at).
+   * 0: never, and no byte a tensor covers is requested. Default 65536;
+   * clamped to max_range / 2. */
+  uint64_t merge_gap;
+  /* The longest single request (the handle's buffer holds at most this many
+   * bytes). Default 1048576; clamped to [1, SIZE_MAX]. */
+  uint64_t max_range;
+} kiln_range_options;
+
+/* The defaults, struct_size set. KILN_BAD_ARGUMENT for NULL. */
+KILN_C_API kiln_status kiln_range_options_init(kiln_range_options *options);
+
+/* A new validator for a file of file_size bytes in *out (NULL on any other
+ * status). options and range_options may be NULL (defaults); error may be
+ * NULL. KILN_BAD_ARGUMENT (out NULL, bad options or range_options; the
+ * error names the argument) or KILN_NO_MEMORY. A file of 0 bytes is judged
+ * at once (no range is wanted). Free it with kiln_ranges_free. */
+KILN_C_API kiln_status kiln_ranges_new(uint64_t file_size, const kiln_options *options,
+                                       const kiln_range_options *range_options, kiln_ranges **out,
+                                       kiln_error *error);
+KILN_C_API void kiln_ranges_free(kiln_ranges *ranges);
+
+/* The range wanted now: KILN_NEED_MORE with *offset and *length set (1 to
+ * max_range bytes; the header: up to 64). Otherwise the settled status
+ * (KILN_OK, KILN_INVALID or KILN_READ_FAILED) and both 0. The ranges are
+ * disjoint, increasing and inside [0, file_size). offset and length may be
+ * NULL. */
+KILN_C_API kiln_status kiln_ranges_next(const kiln_ranges *ranges, uint64_t *offset,
+                                        size_t *length);
+/* Storage for the wanted range's bytes, owned by the handle: *buffer points
+ * to exactly *length bytes (the range's length), writable until the next
+ * kiln_ranges_filled, kiln_ranges_provide, kiln_ranges_fail or
+ * kiln_ranges_free. KILN_NEED_MORE; once settled, the status and *buffer
+ * NULL, *length 0. */
+KILN_C_API kiln_status kiln_ranges_buffer(kiln_ranges *ranges, uint8_t **buffer, size_t *length);
+/* The buffer now holds the wanted bytes: checks them and plans the next
+ * range. Returns the new status (KILN_NEED_MORE, KILN_OK, KILN_INVALID).
+ * Once settled: the status, nothing changed. */
+KILN_C_API kiln_status kiln_ranges_filled(kiln_ranges *ranges);
+/* The wanted bytes from the caller's memory (copied), then as
+ * kiln_ranges_filled. size other than the wanted length is KILN_READ_FAILED
+ * (the reader misbehaved; never a verdict). data NULL with size > 0:
+ * KILN_BAD_ARGUMENT, nothing changed. */
+KILN_C_API kiln_status kiln_ranges_provide(kiln_ranges *ranges, const uint8_t *data, size_t size);
+/* The caller could not read the wanted range: KILN_READ_FAILED, with
+ * message[0, length) (may be NULL and 0: "the reader failed") as the
+ * error's message. Once settled: the status, nothing changed. */
+KILN_C_API kiln_status kiln_ranges_fail(kiln_ranges *ranges, const char *message, size_t length);
+/* The current status, without changing anything. */
+KILN_C_API kiln_status kiln_ranges_status(const kiln_ranges *ranges);
+/* The status, with its verdict in *error: KILN_INVALID and the verdict,
+ * KILN_READ_FAILED and class KILN_CLASS_IO with the reader's message, or
+ * KILN_NEED_MORE / KILN_OK and the error cleared. KILN_BAD_ARGUMENT for a
+ * NULL ranges or error. */
+KILN_C_API kiln_status kiln_ranges_error(const kiln_ranges *ranges, kiln_error *error);
+/* The header, once its rules held: KILN_OK; else the status (nothing
+ * written) or KILN_BAD_ARGUMENT. */
+KILN_C_API kiln_status kiln_ranges_header(const kiln_ranges *ranges, kiln_header *out);
+/* The validated directory (payload views NULL) in *out, owned by the
+ * handle and valid until kiln_ranges_free, while the status is KILN_OK.
+ * Otherwise the status and *out NULL. */
+KILN_C_API kiln_status kiln_ranges_directory(const kiln_ranges *ranges,
+                                             const kiln_directory **out);
+/* Requests answered so far and their bytes (either may be NULL). */
+KILN_C_API kiln_status kiln_ranges_read(const kiln_ranges *ranges, uint64_t *reads,
+                                        uint64_t *bytes);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -20,6 +20,9 @@
 //   RangeError  a value out of range (a negative or fractional limit, a
 //               limit the C ABI refuses), or bytes that do not fit in the
 //               module's memory (4 GiB at most; use validateStream)
+//   Error with code 'ERR_KILN_IO'         random access (validateRanges,
+//               validateBlob): the reader threw, or returned another
+//               length than asked or no bytes. Never a verdict
 //   Error with code 'ERR_KILN_STATE'      a stream validator used after
 //               free(), fed after finish(), or read before finish()
 //   Error with code 'ERR_KILN_NO_MEMORY'  the module could not get the
@@ -42,6 +45,27 @@ export interface Options {
   maxTensors?: number | bigint;
   maxNameBytes?: number | bigint;
   maxBlockBytes?: number | bigint;
+}
+
+/** Options of random-access validation (validateRanges, validateBlob): Options plus how the reads are cut. */
+export interface RangeOptions extends Options {
+  /** Two wanted payload ranges closer than this many bytes are read in one request (the covered bytes between are read, never looked at). 0: no byte a tensor covers is ever read. Default 65536; clamped to maxRange / 2. */
+  mergeGap?: number | bigint;
+  /** The longest single read. Default 1048576 (1 MiB). */
+  maxRange?: number | bigint;
+}
+
+/**
+ * Reads `length` bytes at `offset` (both numbers below 2^53; 1 <= length <= maxRange, the header up to 64),
+ * e.g. with fetch and `Range: bytes=offset-(offset+length-1)`. Must resolve to exactly `length` bytes
+ * (a Uint8Array or an ArrayBuffer); anything else, or a throw, is an I/O error (ERR_KILN_IO).
+ */
+export type RangeReader = (offset: number, length: number) => Promise<Uint8Array | ArrayBuffer> | Uint8Array | ArrayBuffer;
+
+/** What random-access validation read: requests answered and their bytes. */
+export interface RangeCounts {
+  bytesRead: number;
+  reads: number;
 }
 
 /** Why a block was rejected. */
@@ -144,6 +168,20 @@ export interface Kiln {
   /** Validates and, when valid, returns the header and every tensor. */
   inspect(bytes: Uint8Array, options?: Options): InspectResult;
   createStreamValidator(options?: Options): StreamValidator;
+  /**
+   * Random access: validates a file of `size` bytes (a number or bigint below 2^53) by asking `readRange`
+   * only for the ranges the rules read, in order: the header, the directory region up to payload_base,
+   * the payload bytes no tensor covers (P2). The verdict is validate()'s on the whole file (class, rule,
+   * offset, tensor, message; `size` decides H8), with the bytes read and the number of reads. A reader
+   * that throws or returns another length rejects with an Error of code 'ERR_KILN_IO', never a verdict.
+   */
+  validateRanges(size: number | bigint, readRange: RangeReader, options?: RangeOptions): Promise<ValidateResult & RangeCounts>;
+  /** As validateRanges, with inspect()'s header and tensors (the tensors' bytes are not read). */
+  inspectRanges(size: number | bigint, readRange: RangeReader, options?: RangeOptions): Promise<InspectResult & RangeCounts>;
+  /** validateRanges over a Blob or File, read through blob.slice(start, end).arrayBuffer(). */
+  validateBlob(blob: Blob, options?: RangeOptions): Promise<ValidateResult & RangeCounts>;
+  /** inspectRanges over a Blob or File. */
+  inspectBlob(blob: Blob, options?: RangeOptions): Promise<InspectResult & RangeCounts>;
   /** Reads the source chunk by chunk (memory stays bounded whatever its size) and stops reading once rejected. A source that fails rejects the promise with its error. */
   validateStream(source: ByteSource, options?: Options): Promise<InspectResult>;
   /**

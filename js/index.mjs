@@ -12,6 +12,7 @@ const BAD_ARGUMENT = 3;
 const NO_MEMORY = 4;
 const INTERNAL_ERROR = 5;
 const BUFFER_TOO_SMALL = 6;
+const READ_FAILED = 7;
 
 const NO_TENSOR = 0xffffffff;
 const MESSAGE_CAPACITY = 1024; // KILN_MESSAGE_CAPACITY
@@ -20,6 +21,7 @@ const U64_MAX = (1n << 64n) - 1n;
 // this size, however large the chunk the caller hands over.
 const STAGE_BYTES = 1 << 20;
 const OPTION_KEYS = new Set(['prefix', 'maxTensors', 'maxNameBytes', 'maxBlockBytes']);
+const RANGE_OPTION_KEYS = new Set(['mergeGap', 'maxRange']);
 const QUANT_SCHEMES = [null, 'per-axis', 'grouped'];
 
 const utf8 = new TextDecoder('utf-8', { fatal: false });
@@ -157,6 +159,36 @@ function readVerdict(verdict) {
   return { classCode, rule: new TextEncoder().encode(rule), offset, tensor, message };
 }
 
+// The options of validateRanges/validateBlob: Options plus mergeGap and
+// maxRange (numbers or bigints, as limits). Returns [options, range options].
+function splitRangeOptions(options, where) {
+  if (options === undefined || options === null) return [{}, {}];
+  if (typeof options !== 'object' || Array.isArray(options)) return [readOptions(options, where), {}];
+  const base = {};
+  const ranges = {};
+  for (const key of Object.keys(options)) {
+    if (RANGE_OPTION_KEYS.has(key)) ranges[key] = readLimit(options[key], key, where);
+    else base[key] = options[key];
+  }
+  return [readOptions(base, where), ranges];
+}
+
+// A file size: an integer number in [0, 2^53-1] or a bigint in that range
+// (every offset asked for is then an exact number).
+function readFileSize(value, where) {
+  const n = readLimit(value, 'size', where);
+  if (n === undefined) throw new TypeError(`kiln: ${where}: size must be a number or a bigint, got undefined`);
+  if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`kiln: ${where}: size ${n} exceeds 2^53-1`);
+  return n;
+}
+
+// The reader failed or misbehaved: not a verdict.
+function ioError(where, message, cause) {
+  const e = new Error(`kiln: ${where}: ${message}`, cause === undefined ? undefined : { cause });
+  e.code = 'ERR_KILN_IO';
+  return own(e);
+}
+
 class Kiln {
   #m;
   #layout;
@@ -167,6 +199,8 @@ class Kiln {
   #hdr; // kiln_header
   #tensor; // kiln_tensor
   #word; // a size_t / pointer out-parameter
+  #word2; // a second one (kiln_ranges_next, kiln_ranges_read)
+  #ropts; // kiln_range_options
   #stage = 0; // STAGE_BYTES, allocated on first use
   #defaults; // the format's maxima from kiln_options_init
 
@@ -193,6 +227,8 @@ class Kiln {
     this.#hdr = sized('kiln_header');
     this.#tensor = sized('kiln_tensor');
     this.#word = this.#malloc(8);
+    this.#word2 = this.#malloc(8);
+    this.#ropts = this.#malloc(size('kiln_range_options'));
     if (m._kiln_options_init(this.#opts) !== OK) throw new Error('kiln: kiln_options_init failed');
     const dv = this.#view();
     this.#defaults = {
@@ -523,6 +559,119 @@ class Kiln {
 
   _streamFree(s) {
     if (!this.#broken) this.#m._kiln_stream_free(s);
+  }
+
+  // Random access (kiln_ranges_*): the ranges the rules read, asked of an
+  // async reader; the verdict is validate()'s on the whole file.
+  validateRanges(size, readRange, options) {
+    return this.#validateRanges('validateRanges', false, size, readRange, options);
+  }
+
+  // As validateRanges, with inspect()'s header and tensors.
+  inspectRanges(size, readRange, options) {
+    return this.#validateRanges('inspectRanges', true, size, readRange, options);
+  }
+
+  async #validateRanges(where, inspect, size, readRange, options) {
+    const fileSize = readFileSize(size, where);
+    if (typeof readRange !== 'function') {
+      throw new TypeError(`kiln: ${where}: readRange must be a function (offset, length) => Promise<Uint8Array>`);
+    }
+    const [o, ro] = splitRangeOptions(options, where);
+    const r = this.#call(() => {
+      const m = this.#m;
+      const dv = this.#view();
+      m._kiln_range_options_init(this.#ropts);
+      if (ro.mergeGap !== undefined) dv.setBigUint64(this.#ropts + this.#f('kiln_range_options.merge_gap'), ro.mergeGap, true);
+      if (ro.maxRange !== undefined) dv.setBigUint64(this.#ropts + this.#f('kiln_range_options.max_range'), ro.maxRange, true);
+      const status = m._kiln_ranges_new(fileSize, this.#writeOptions(o), this.#ropts, this.#word, this.#err);
+      if (status === BAD_ARGUMENT) throw this.#argumentError(where);
+      if (status !== OK) throw this.#failure(status, where, this.#readError().message);
+      return this.#wordU32();
+    });
+    try {
+      for (;;) {
+        const want = this.#call(() => {
+          const status = this.#m._kiln_ranges_next(r, this.#word, this.#word2);
+          if (status !== NEED_MORE) return null;
+          const dv = this.#view();
+          return { offset: exactNumber(dv.getBigUint64(this.#word, true), 'offset'), length: dv.getUint32(this.#word2, true) };
+        });
+        if (want === null) break;
+        let got;
+        try {
+          got = await readRange(want.offset, want.length);
+        } catch (e) {
+          const message = `reading ${want.length} bytes at offset ${want.offset} failed: ${e?.message ?? e}`;
+          this.#rangesFail(r);
+          throw ioError(where, message, e);
+        }
+        if (got instanceof ArrayBuffer) got = new U8(got);
+        if (!isUint8Array(got)) {
+          const message = `the reader returned ${got === null ? 'null' : typeof got} for the ${want.length} bytes at offset ${want.offset}, not a Uint8Array`;
+          this.#rangesFail(r);
+          throw ioError(where, message);
+        }
+        const n = typedArrayByteLength(got);
+        if (n !== want.length) {
+          // As RangeValidator::Provide says it (the bytes are not copied in).
+          const message = `the reader returned ${n} bytes for the ${want.length} bytes at offset ${want.offset}`;
+          this.#rangesFail(r);
+          throw ioError(where, message);
+        }
+        this.#call(() => {
+          const m = this.#m;
+          if (m._kiln_ranges_buffer(r, this.#word, this.#word2) !== NEED_MORE) throw this.#failure(INTERNAL_ERROR, 'kiln_ranges_buffer');
+          Reflect.apply(typedArraySet, this.#heap(), [got, this.#wordU32()]);
+          m._kiln_ranges_filled(r);
+        });
+      }
+      return this.#call(() => {
+        const m = this.#m;
+        const status = m._kiln_ranges_error(r, this.#err);
+        if (m._kiln_ranges_read(r, this.#word, this.#word2) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_ranges_read');
+        const dv = this.#view();
+        const reads = exactNumber(dv.getBigUint64(this.#word, true), 'reads');
+        const bytesRead = exactNumber(dv.getBigUint64(this.#word2, true), 'bytes read');
+        if (status === OK) {
+          if (!inspect) return { ok: true, bytesRead, reads };
+          if (m._kiln_ranges_directory(r, this.#word) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_ranges_directory');
+          return { ok: true, ...this.#readDirectory(this.#wordU32()), bytesRead, reads };
+        }
+        if (status === INVALID) {
+          const out = { ok: false, error: this.#readError() };
+          if (inspect && m._kiln_ranges_header(r, this.#hdr) === OK) out.header = this.#readHeader(this.#hdr);
+          return { ...out, bytesRead, reads };
+        }
+        if (status === READ_FAILED) throw ioError(where, this.#readError().message);
+        throw this.#failure(status, where, this.#readError().message);
+      });
+    } finally {
+      if (!this.#broken) this.#m._kiln_ranges_free(r);
+    }
+  }
+
+  // The reader failed: the handle settles on KILN_READ_FAILED (no verdict;
+  // the error thrown says why).
+  #rangesFail(r) {
+    if (!this.#broken) this.#call(() => this.#m._kiln_ranges_fail(r, 0, 0));
+  }
+
+  // A Blob or File, read through blob.slice(...).arrayBuffer().
+  validateBlob(blob, options) {
+    return this.#blob('validateBlob', false, blob, options);
+  }
+
+  inspectBlob(blob, options) {
+    return this.#blob('inspectBlob', true, blob, options);
+  }
+
+  #blob(where, inspect, blob, options) {
+    if (blob === null || typeof blob !== 'object' || typeof blob.slice !== 'function' || typeof blob.size !== 'number') {
+      return Promise.reject(own(new TypeError(`kiln: ${where}: expected a Blob or a File`)));
+    }
+    const read = async (offset, length) => new U8(await blob.slice(offset, offset + length).arrayBuffer());
+    return this.#validateRanges(where, inspect, blob.size, read, options);
   }
 
   async validateStream(source, options) {

@@ -64,6 +64,10 @@ std::string Describe() {
   KILN_JS_FIELD(kiln_tensor, quant_group_size);
   KILN_JS_FIELD(kiln_tensor, quant_scale_index);
   KILN_JS_FIELD(kiln_tensor, quant_outer_index);
+  size("kiln_range_options", sizeof(kiln_range_options));
+  KILN_JS_FIELD(kiln_range_options, struct_size);
+  KILN_JS_FIELD(kiln_range_options, merge_gap);
+  KILN_JS_FIELD(kiln_range_options, max_range);
 #undef KILN_JS_FIELD
   size("pointer", sizeof(void*));
   size("size_t", sizeof(std::size_t));

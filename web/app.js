@@ -34,9 +34,28 @@ function addFiles(files) {
     const card = h('article', { class: 'card', 'data-state': 'checking' }, title, progress, state);
     results.append(card);
     cards.set(id, { card, title, progress, state, size: file.size });
-    worker.postMessage({ id, file });
+    worker.postMessage({ id, file, stream: streamBox.checked });
   }
   document.getElementById('status').textContent = `${cards.size} file(s) given`;
+}
+
+// A byte count in the largest binary unit it reaches ("10.0 GiB").
+function sizeText(n) {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let k = 0;
+  let v = n;
+  while (v >= 1024 && k < units.length - 1) {
+    v /= 1024;
+    k++;
+  }
+  return k === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[k]}`;
+}
+
+// What was read: "read N KiB of M GiB" (random access) or the whole file.
+function readText(msg, size) {
+  const time = `in ${msg.seconds.toFixed(2)} s`;
+  if (msg.mode === 'stream') return `${size} bytes checked (the whole file, streamed) ${time}`;
+  return `read ${(msg.bytesRead / 1024).toFixed(1)} KiB of ${sizeText(size)} (${msg.reads} reads) ${time}`;
 }
 
 // `kiln validate`'s line for a verdict (Error::ToString).
@@ -188,7 +207,10 @@ worker.onmessage = (event) => {
   } else if (msg.type === 'result') {
     c.card.dataset.state = msg.ok ? 'ok' : 'rejected';
     c.card.dataset.seconds = String(msg.seconds);
-    c.state.textContent = `${c.size} bytes checked in ${msg.seconds.toFixed(2)} s`;
+    c.card.dataset.mode = msg.mode;
+    c.card.dataset.bytesRead = String(msg.bytesRead);
+    c.progress.value = 1;
+    c.state.textContent = readText(msg, c.size);
     c.card.append(h('p', { class: `verdict ${msg.ok ? 'ok' : 'bad'}`, text: verdictLine(c.name, msg.error) }));
     if (!msg.ok) {
       c.card.dataset.rule = msg.error.rule;
@@ -205,6 +227,8 @@ worker.onerror = (e) => {
   document.getElementById('status').textContent = `the checker stopped: ${e.message ?? 'unknown error'}`;
 };
 
+// Read every byte as a stream instead of by random access (off by default).
+const streamBox = document.getElementById('stream');
 const input = document.getElementById('files');
 input.addEventListener('change', () => {
   addFiles([...input.files]);

@@ -1,14 +1,19 @@
-// Validates one file at a time, off the page's thread: the file is read with
-// file.stream() chunk by chunk and fed to kiln's streaming validator (the
-// WebAssembly module keeps the header and the directory region, never a
-// payload byte), so a file of many GB is checked in bounded memory. Then
-// the block map is described from the file's first bytes and the verdict.
+// Validates one file at a time, off the page's thread. By default by random
+// access (kiln.inspectBlob): a File has a size and can be sliced, so only
+// the ranges the rules read are read (the header, the directory region, the
+// payload bytes no tensor covers), and the verdict is `kiln validate FILE`'s,
+// the file's size deciding H8. With `stream` set, the whole file is read
+// with file.stream() chunk by chunk and fed to kiln's streaming validator
+// (the WebAssembly module keeps the header and the directory region, never a
+// payload byte), for sources that cannot seek; its verdict is `kiln validate
+// -`'s on the same bytes. Then the block map is described from the file's
+// first bytes and the verdict.
 //
-// Messages in:  {id, file}
+// Messages in:  {id, file, stream}
 // Messages out: {id, type: 'start', name} (escaped)
 //               {id, type: 'progress', done, total}
 //               {id, type: 'foreign', format}
-//               {id, type: 'result', result, map, seconds}
+//               {id, type: 'result', result, map, seconds, bytesRead, reads, mode}
 //               {id, type: 'failed', message}
 import { load } from './lib/kiln/index.mjs';
 import { loadBlockMap } from './lib/kiln/src/map.js';
@@ -67,18 +72,9 @@ async function firstBytes(file, n) {
 
 // Bigints do not survive structured clone as JSON would need; they do as
 // bigints, so results are posted as they are.
-async function check(id, file) {
-  const [kiln, mapper] = await ready;
-  postMessage({ id, type: 'start', name: kiln.escape(file.name) });
-  const head = await firstBytes(file, 512);
-  const format = kiln.detectFormat(head);
-  if (format !== 'kiln' && format !== 'unknown') {
-    postMessage({ id, type: 'foreign', format });
-    return;
-  }
-  const started = performance.now();
+// The streaming path: every byte of the file, in order.
+async function streamed(kiln, id, file) {
   const v = kiln.createStreamValidator();
-  let result;
   try {
     const { reader, read } = chunkReader(file.stream());
     let done = 0;
@@ -100,16 +96,38 @@ async function check(id, file) {
           postMessage({ id, type: 'progress', done, total: file.size });
         }
       }
+      return { result: v.finish(), bytesRead: done, reads: null };
     } finally {
       if (status === 'rejected') await reader.cancel().catch(() => {});
       reading = null;
     }
-    result = v.finish();
   } finally {
     v.free();
   }
+}
+
+async function check(id, file, stream) {
+  const [kiln, mapper] = await ready;
+  postMessage({ id, type: 'start', name: kiln.escape(file.name) });
+  const head = await firstBytes(file, 512);
+  const format = kiln.detectFormat(head);
+  if (format !== 'kiln' && format !== 'unknown') {
+    postMessage({ id, type: 'foreign', format });
+    return;
+  }
+  const started = performance.now();
+  // Random access reads only what the rules need (a reader failure is
+  // thrown: 'failed', never a verdict).
+  let result;
+  let bytesRead;
+  let reads;
+  if (stream) {
+    ({ result, bytesRead, reads } = await streamed(kiln, id, file));
+  } else {
+    ({ bytesRead, reads, ...result } = await kiln.inspectBlob(file));
+  }
   const seconds = (performance.now() - started) / 1000;
-  postMessage({ id, type: 'progress', done: file.size, total: file.size });
+  if (stream) postMessage({ id, type: 'progress', done: file.size, total: file.size });
   // The map: the directory region (payload_base bytes) when it is small
   // enough, else the header alone.
   const header = result.header ?? null;
@@ -132,14 +150,14 @@ async function check(id, file) {
   const summary = result.ok ? null : kiln.ruleSummary(result.error.rule);
   postMessage({
     id, type: 'result', ok: result.ok, error: result.ok ? null : result.error, summary,
-    header, tensors, map, seconds,
+    header, tensors, map, seconds, bytesRead, reads, mode: stream ? 'stream' : 'ranges',
   });
 }
 
 // One file at a time, in the order they were given.
 let queue = Promise.resolve();
 onmessage = (event) => {
-  const { id, file } = event.data;
-  queue = queue.then(() => check(id, file)).catch((e) =>
+  const { id, file, stream } = event.data;
+  queue = queue.then(() => check(id, file, stream === true)).catch((e) =>
     postMessage({ id, type: 'failed', message: String(e?.message ?? e) }));
 };

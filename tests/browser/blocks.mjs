@@ -103,3 +103,68 @@ export function writeManyTensorBlock(path, n) {
     closeSync(fd);
   }
 }
+
+// A valid named block of exactly `total` bytes shaped like a language model
+// (about 1,500 tensors: per layer the attention projections, the MLP and
+// two norms, f32 [1024, 1024], [2816, 1024], [1024]), written sparse: the
+// header and directory, then a hole. The last tensor, a u8 vector, covers
+// the payload left to the end, so no payload byte is uncovered.
+export function writeModelLikeSparseBlock(path, total, layers = 166) {
+  const tensors = [];
+  const add = (name, dtype, shape, length) => tensors.push({ name: Buffer.from(name, 'utf8'), dtype, shape, length });
+  add('model.embed_tokens.weight', F32, [32000n, 1024n], 32000n * 1024n * 4n);
+  for (let i = 0; i < layers; i++) {
+    const p = `model.layers.${i}.`;
+    for (const m of ['q_proj', 'k_proj', 'v_proj', 'o_proj']) add(`${p}self_attn.${m}.weight`, F32, [1024n, 1024n], 1024n * 1024n * 4n);
+    for (const m of ['gate_proj', 'up_proj']) add(`${p}mlp.${m}.weight`, F32, [2816n, 1024n], 2816n * 1024n * 4n);
+    add(`${p}mlp.down_proj.weight`, F32, [1024n, 2816n], 2816n * 1024n * 4n);
+    add(`${p}input_layernorm.weight`, F32, [1024n], 4096n);
+    add(`${p}post_attention_layernorm.weight`, F32, [1024n], 4096n);
+  }
+  add('model.norm.weight', F32, [1024n], 4096n);
+  const n = tensors.length + 1;
+  const nameBytes = tensors.reduce((a, t) => a + t.name.length, 0) + 'lm_head.weight'.length;
+  const directoryBytes = 128 * n + nameBytes;
+  const payloadBase = align64(64 + directoryBytes);
+  let at = 0n;
+  for (const t of tensors) {
+    t.offset = at;
+    at += t.length; // every length is a multiple of 64
+  }
+  const rest = BigInt(total) - BigInt(payloadBase) - at;
+  if (rest <= 0n) throw new Error(`writeModelLikeSparseBlock: ${total} bytes is too small`);
+  tensors.push({ name: Buffer.from('lm_head.weight'), dtype: U8, shape: [rest], length: rest, offset: at });
+  const head = Buffer.alloc(payloadBase);
+  head.write('KLNT', 0, 'latin1');
+  head[4] = 2;
+  head[5] = 0x03;
+  head.writeUInt32LE(n, 8);
+  head.writeUInt32LE(nameBytes, 12);
+  head.writeBigUInt64LE(at + rest, 16);
+  head.writeBigUInt64LE(BigInt(directoryBytes), 24);
+  let nameAt = 0;
+  tensors.forEach((t, i) => {
+    const d = 64 + 128 * i;
+    head.writeUInt16LE(t.dtype, d + 0);
+    head[d + 2] = t.shape.length;
+    head.writeUInt16LE(nameAt, d + 4);
+    head.writeUInt16LE(t.name.length, d + 6);
+    head.writeUInt16LE(0xffff, d + 8);
+    head.writeUInt16LE(0xffff, d + 18);
+    head.writeUInt32LE(0xffffffff, d + 24);
+    head.writeUInt32LE(0xffffffff, d + 28);
+    head.writeBigUInt64LE(t.offset, d + 32);
+    head.writeBigUInt64LE(t.length, d + 40);
+    t.shape.forEach((s, k) => head.writeBigUInt64LE(s, d + 48 + 8 * k));
+    t.name.copy(head, 64 + 128 * n + nameAt);
+    nameAt += t.name.length;
+  });
+  const fd = openSync(path, 'w');
+  try {
+    writeSync(fd, head);
+    ftruncateSync(fd, total);
+  } finally {
+    closeSync(fd);
+  }
+  return n;
+}

@@ -29,9 +29,8 @@ static size_t ranges_count;
 /* The verdict of kiln_ranges on data[0, size) (read from memory), its
  * error in *error; the ranges asked for in ranges_seen. by_provide: hand
  * the bytes over with kiln_ranges_provide instead of the handle's buffer. */
-static kiln_status run_ranges(const unsigned char *data, size_t size,
-                              const kiln_range_options *ro, int by_provide, kiln_error *error,
-                              const char *name) {
+static kiln_status run_ranges(const unsigned char *data, size_t size, const kiln_range_options *ro,
+                              int by_provide, kiln_error *error, const char *name) {
   kiln_ranges *r = NULL;
   kiln_status status;
   uint64_t at = 0, reads = 0, bytes = 0, sum = 0, end = 0;
@@ -81,8 +80,7 @@ static kiln_status run_ranges(const unsigned char *data, size_t size,
         CHECK(kiln_directory_tensor(d, i, &t) == KILN_OK && t.payload == NULL, name);
         for (k = 0; k < ranges_count; ++k) {
           const uint64_t lo = ranges_seen[k].offset, hi = lo + ranges_seen[k].length;
-          CHECK(hi <= t.block_offset || lo >= t.block_offset + t.byte_length ||
-                    t.byte_length == 0,
+          CHECK(hi <= t.block_offset || lo >= t.block_offset + t.byte_length || t.byte_length == 0,
                 name);
         }
       }

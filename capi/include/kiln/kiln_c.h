@@ -373,8 +373,7 @@ KILN_C_API kiln_status kiln_ranges_header(const kiln_ranges *ranges, kiln_header
 /* The validated directory (payload views NULL) in *out, owned by the
  * handle and valid until kiln_ranges_free, while the status is KILN_OK.
  * Otherwise the status and *out NULL. */
-KILN_C_API kiln_status kiln_ranges_directory(const kiln_ranges *ranges,
-                                             const kiln_directory **out);
+KILN_C_API kiln_status kiln_ranges_directory(const kiln_ranges *ranges, const kiln_directory **out);
 /* Requests answered so far and their bytes (either may be NULL). */
 KILN_C_API kiln_status kiln_ranges_read(const kiln_ranges *ranges, uint64_t *reads,
                                         uint64_t *bytes);

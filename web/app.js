@@ -1,6 +1,7 @@
 // The page: files in, one card per file, validation in a Web Worker. Every
 // text reaches the page through textContent or a text node, never as markup.
 import { drawMap, FILL } from './draw-map.js';
+import { BYTES_PER_KIB } from './policy.js';
 
 const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
 const cards = new Map();
@@ -44,8 +45,8 @@ function sizeText(n) {
   const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
   let k = 0;
   let v = n;
-  while (v >= 1024 && k < units.length - 1) {
-    v /= 1024;
+  while (v >= BYTES_PER_KIB && k < units.length - 1) {
+    v /= BYTES_PER_KIB;
     k++;
   }
   return k === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[k]}`;
@@ -55,7 +56,7 @@ function sizeText(n) {
 function readText(msg, size) {
   const time = `in ${msg.seconds.toFixed(2)} s`;
   if (msg.mode === 'stream') return `${size} bytes checked (the whole file, streamed) ${time}`;
-  return `read ${(msg.bytesRead / 1024).toFixed(1)} KiB of ${sizeText(size)} (${msg.reads} reads) ${time}`;
+  return `read ${(msg.bytesRead / BYTES_PER_KIB).toFixed(1)} KiB of ${sizeText(size)} (${msg.reads} reads) ${time}`;
 }
 
 // `kiln validate`'s line for a verdict (Error::ToString).

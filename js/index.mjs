@@ -6,6 +6,7 @@
 //   lib/guard.mjs   input hardening (every caller value checked, made own)
 //   lib/abi.mjs     the C ABI's structs and calls over the module
 //   lib/stream.mjs  the streaming validator and validateStream's reading
+//   lib/ranges.mjs  random access (validateRanges, validateBlob)
 //   lib/sniff.mjs   detectFormat (magic numbers)
 //   lib/load.mjs    load(): one instance of the module
 //   lib/policy.mjs  every size and limit the JavaScript uses

@@ -44,8 +44,11 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
                     (Content-Length says so too)
     "short-close"   206 with Content-Length and Content-Range of the asked
                     range, then closes the connection one byte early
+    "short-nolen"   206 with the asked Content-Range, no Content-Length,
+                    one byte fewer, then the connection closes
     "long"          206 with the asked Content-Range and 16 more bytes
                     (Content-Length says so too)
+    "long-nolen"    as "long" without Content-Length (the connection closes)
     "gzip"          206 with Content-Encoding: gzip and the range gzipped
     "changes"       the first request sees version 1 (ETag "v1", body);
                     later ones version 2 (ETag "v2", Last-Modified a day
@@ -57,6 +60,8 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
     "endless"       206 with the asked Content-Range, no Content-Length,
                     then an endless body until the client goes away
     "endless-200"   200, no Content-Length, an endless body
+    "redirect-once" 302 from any path but /real.klnt to /real.klnt, which
+                    behaves (redirects work)
     "redirect-loop" 302 to another path, which redirects back, for ever
     "redirect-file" 302 to file:///etc/passwd
     "redirect-ftp"  302 to ftp://127.0.0.1:PORT/file.klnt
@@ -246,9 +251,10 @@ class Nginx:
 # ---- The hostile server ----------------------------------------------------
 
 HOSTILE_MODES = (
-    "good", "ignore-range", "wrong-total", "wrong-start", "short", "short-close", "long",
+    "good", "ignore-range", "wrong-total", "wrong-start", "short", "short-close", "short-nolen",
+    "long", "long-nolen",
     "gzip", "changes", "changes-lm", "drip", "stall", "endless", "endless-200",
-    "redirect-loop", "redirect-file", "redirect-ftp", "404", "500", "no-size",
+    "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "500", "no-size",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -306,6 +312,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if mode in ("404", "500"):
             text = b"no\n"
             return self._send(int(mode), [("Content-Length", str(len(text)))], text, head)
+        if mode == "redirect-once" and self.path != "/real.klnt":
+            return self._send(302, [("Location", "/real.klnt"), ("Content-Length", "0")],
+                              head=True)
         if mode == "redirect-loop":
             to = "/b" if self.path != "/b" else "/a"
             return self._send(302, [("Location", to), ("Content-Length", "0")], head=True)
@@ -348,9 +357,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             cr_first, cr_last = first + 1, last + 1
         elif mode == "no-size":
             total = "*"
-        elif mode == "short":
+        elif mode in ("short", "short-nolen"):
             part = part[:-1]
-        elif mode == "long":
+        elif mode in ("long", "long-nolen"):
             part = part + b"\0" * 16
         elif mode == "gzip":
             part = gzip.compress(part)
@@ -362,6 +371,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if mode == "endless":
                 return self._endless()
             return self._drip(part, mode == "stall")
+        if mode in ("short-nolen", "long-nolen"):
+            self._send(206, common + [cr, ("Connection", "close")], part)
+            self.close_connection = True
+            return None
         if mode == "short-close":
             self._send(206, common + [cr, ("Content-Length", str(len(part))),
                                       ("Connection", "close")], part[:-1])

@@ -55,6 +55,8 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
                     later, body with its last byte flipped); an If-Range that
                     does not match "v2" gets 200 and the whole new body
     "changes-lm"    as "changes" but with Last-Modified only (no ETag)
+    "changes-evil"  as "changes" with the ETag "v2<ESC>[2J<U+202E>" (a
+                    terminal control and a bidi override: must be escaped)
     "drip"          206 headers at once, then the body one byte per second
     "stall"         206 headers at once, then nothing, for ever
     "endless"       206 with the asked Content-Range, no Content-Length,
@@ -253,7 +255,7 @@ class Nginx:
 HOSTILE_MODES = (
     "good", "ignore-range", "wrong-total", "wrong-start", "short", "short-close", "short-nolen",
     "long", "long-nolen",
-    "gzip", "changes", "changes-lm", "drip", "stall", "endless", "endless-200",
+    "gzip", "changes", "changes-lm", "changes-evil", "drip", "stall", "endless", "endless-200",
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "500", "no-size",
 )
 
@@ -301,9 +303,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         mode = owner.mode
         body = owner.body
         etag, date = '"v1"', _DATE_V1
-        if mode in ("changes", "changes-lm") and n > 1:
+        if mode in ("changes", "changes-lm", "changes-evil") and n > 1:
             body = owner.body[:-1] + bytes([owner.body[-1] ^ 0xFF]) if owner.body else b"x"
             etag, date = '"v2"', _DATE_V2
+            if mode == "changes-evil":  # header text goes out as latin-1: UTF-8 bytes
+                etag = '"v2\x1b[2J' + "\u202e".encode().decode("latin-1") + '"'
         validators = [("Last-Modified", date)]
         if mode != "changes-lm":
             validators.append(("ETag", etag))

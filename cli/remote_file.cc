@@ -1,6 +1,7 @@
 #include "remote_file.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <span>
@@ -59,6 +60,8 @@ namespace {
 // At most this many bytes of a server's text (a header, curl's message,
 // which may quote the URL) are shown, escaped (base::Escape).
 constexpr std::size_t kShownBytes = 160;
+// The most bytes of a page that is not the file (an empty file's 416) read.
+constexpr std::uint64_t kMaxDiscardedBytes = std::uint64_t{64} << 10;
 
 std::string Shown(std::string_view text) { return base::Escape(text, kShownBytes); }
 
@@ -118,7 +121,6 @@ struct Reply {
   std::optional<std::string> content_encoding;
   std::optional<std::string> etag;
   std::optional<std::string> last_modified;
-  std::optional<std::string> accept_ranges;
   std::string conflict;  // a header given twice with different values
 };
 
@@ -127,7 +129,8 @@ void CurlInitOnce() {
   (void)done;
 }
 
-// One server conversation: a HEAD, then GETs of single byte ranges, on one
+// One server conversation: GETs of single byte ranges (the first one gives
+// the size), on one
 // curl handle (the connection is kept alive between them).
 class Http {
  public:
@@ -140,38 +143,49 @@ class Http {
   Http(const Http&) = delete;
   Http& operator=(const Http&) = delete;
 
-  // Learns the size and the validators (ETag, Last-Modified).
-  bool Head(std::string* why);
+  // GET bytes=0-63: learns the size (the Content-Range total) and the
+  // validators (ETag, Last-Modified), and keeps those first bytes (first()).
+  bool Open(std::string* why);
   // Reads exactly r into out (out.size() == r.length).
   bool Get(ByteRange r, std::span<std::uint8_t> out, std::string* why);
 
   [[nodiscard]] std::uint64_t size() const { return size_; }
   [[nodiscard]] std::uint64_t requests() const { return requests_; }
+  // The first bytes of the file: min(size, 64).
+  [[nodiscard]] std::span<const std::uint8_t> first() const {
+    return std::span<const std::uint8_t>(first_).first(first_length_);
+  }
 
  private:
   bool Setup(std::string* why);
   bool Perform(std::string* why);
+  bool CheckFirst(std::string* why);
   bool CheckPart(std::string* why) const;
   bool CheckValidators(std::string* why) const;
 
   static std::size_t OnHeader(char* data, std::size_t size, std::size_t n, void* self);
   static std::size_t OnBody(char* data, std::size_t size, std::size_t n, void* self);
 
-  std::string url_;  // after the HEAD: where its redirects ended
+  std::string url_;  // after the first request: where its redirects ended
   std::uint64_t idle_;
   CURL* curl_ = nullptr;
   curl_slist* headers_ = nullptr;
   char curl_error_[CURL_ERROR_SIZE] = {};
   std::uint64_t requests_ = 0;
 
-  // The file, from the HEAD reply.
+  // The file, from the first reply.
+  static constexpr std::uint64_t kFirstBytes = 64;  // the header
+  std::array<std::uint8_t, kFirstBytes> first_{};
+  std::size_t first_length_ = 0;
   std::uint64_t size_ = 0;
   std::string etag_;
   std::string last_modified_;
 
   // The request in flight.
   Reply reply_;
-  bool head_ = false;
+  bool opening_ = false;  // the first request (Open)
+  bool discard_ = false;  // the body is not the file's (an empty file's 416 page)
+  std::uint64_t discarded_ = 0;
   ByteRange want_;
   std::span<std::uint8_t> out_;
   std::uint64_t got_ = 0;
@@ -202,7 +216,6 @@ std::size_t Http::OnHeader(char* data, std::size_t size, std::size_t n, void* se
   if (name == "content-encoding") slot = &self.reply_.content_encoding;
   if (name == "etag") slot = &self.reply_.etag;
   if (name == "last-modified") slot = &self.reply_.last_modified;
-  if (name == "accept-ranges") slot = &self.reply_.accept_ranges;
   if (slot == nullptr) return bytes;
   if (slot->has_value() && **slot != value && self.reply_.conflict.empty()) {
     self.reply_.conflict = name;
@@ -214,15 +227,18 @@ std::size_t Http::OnHeader(char* data, std::size_t size, std::size_t n, void* se
 std::size_t Http::OnBody(char* data, std::size_t size, std::size_t n, void* self_ptr) {
   Http& self = *static_cast<Http*>(self_ptr);
   const std::size_t bytes = size * n;
-  if (self.head_) {
-    self.fail_ = "the server sent a body with its HEAD reply";
-    return 0;  // stops the transfer (any count other than `bytes`)
-  }
   if (!self.checked_) {
-    if (!self.CheckPart(&self.fail_)) return bytes == 0 ? 1 : 0;
+    const bool ok = self.opening_ ? self.CheckFirst(&self.fail_) : self.CheckPart(&self.fail_);
+    if (!ok) return bytes == 0 ? 1 : 0;  // stops the transfer (a count other than `bytes`)
     self.checked_ = true;
   }
-  if (bytes > self.out_.size() - self.got_) {
+  if (self.discard_) {
+    self.discarded_ += bytes;
+    if (self.discarded_ <= kMaxDiscardedBytes) return bytes;
+    self.fail_ = "the server's error page goes on past 64 KiB";
+    return bytes == 0 ? 1 : 0;
+  }
+  if (bytes > self.want_.length - self.got_) {
     self.fail_ = absl::StrFormat(
         "the server sent more bytes than asked for bytes %d-%d (%d bytes asked)", self.want_.offset,
         self.want_.offset + self.want_.length - 1, self.want_.length);
@@ -290,6 +306,7 @@ bool Http::Perform(std::string* why) {
   ++requests_;
   reply_ = Reply{};
   got_ = 0;
+  discarded_ = 0;
   checked_ = false;
   fail_.clear();
   curl_error_[0] = '\0';
@@ -395,45 +412,82 @@ bool Http::CheckPart(std::string* why) const {
   return true;
 }
 
-bool Http::Head(std::string* why) {
-  if (!Setup(why)) return false;
-  head_ = true;
-  bool ok = curl_easy_setopt(curl_, CURLOPT_URL, url_.c_str()) == CURLE_OK &&
-            curl_easy_setopt(curl_, CURLOPT_NOBODY, 1L) == CURLE_OK;
-  if (!ok) {
-    *why = "the URL was refused by the HTTP client";
-    return false;
-  }
-  if (!Perform(why)) return false;
-  if (reply_.status != 200) {
-    *why = absl::StrFormat("the server answered HTTP %d", reply_.status);
-    return false;
-  }
+// The reply to the first request, GET bytes=0-63: it gives the file's size
+// (the Content-Range total) and its validators, and holds the header.
+bool Http::CheckFirst(std::string* why) {
   if (!reply_.conflict.empty()) {
     *why = "the server sent two different " + reply_.conflict + " headers";
     return false;
   }
   if (reply_.content_encoding && Lower(*reply_.content_encoding) != "identity") {
-    *why = "the server encodes the file (Content-Encoding: " + Shown(*reply_.content_encoding) +
+    *why = "the server encoded the reply (Content-Encoding: " + Shown(*reply_.content_encoding) +
            "); kiln asks for the bytes as stored";
     return false;
   }
-  if (reply_.accept_ranges && Lower(*reply_.accept_ranges) == "none") {
-    *why = "the server takes no range requests (Accept-Ranges: none)";
-    return false;
-  }
-  const auto length = reply_.content_length ? ParseU64(*reply_.content_length) : std::nullopt;
-  if (!length) {
-    *why =
-        reply_.content_length
-            ? "the server gave no usable size (Content-Length: " + Shown(*reply_.content_length) +
-                  ")"
-            : std::string("the server did not give the file's size (no Content-Length)");
-    return false;
-  }
-  size_ = *length;
   etag_ = reply_.etag.value_or("");
   last_modified_ = reply_.last_modified.value_or("");
+  // The announced length, or a value above every range asked for.
+  const std::uint64_t length =
+      ParseU64(reply_.content_length.value_or("")).value_or(kFirstBytes + 1);
+  if (reply_.status == 206) {
+    const auto cr = reply_.content_range ? ParseContentRange(*reply_.content_range) : std::nullopt;
+    if (!cr || cr->first != 0 || cr->total == 0 ||
+        cr->last != std::min(cr->total, kFirstBytes) - 1) {
+      *why = absl::StrFormat("the server sent Content-Range: %s for bytes 0-%d",
+                             Shown(reply_.content_range.value_or("(none)")), kFirstBytes - 1);
+      return false;
+    }
+    size_ = cr->total;
+    want_.length = cr->last + 1;
+    if (reply_.content_length && length != want_.length) {
+      *why = absl::StrFormat("the server announced Content-Length %s for %d bytes asked",
+                             Shown(*reply_.content_length), want_.length);
+      return false;
+    }
+    return true;
+  }
+  if (reply_.status == 200 && length <= kFirstBytes) {
+    size_ = length;  // the whole file is shorter than the range asked for
+    want_.length = length;
+    return true;
+  }
+  if (reply_.status == 200) {
+    *why = absl::StrFormat("the server ignored the range request for bytes 0-%d (HTTP 200)",
+                           kFirstBytes - 1);
+    return false;
+  }
+  if (reply_.status == 416 && reply_.content_range && *reply_.content_range == "bytes */0") {
+    size_ = 0;  // an empty file: no byte 0 (its 416 page is not read)
+    want_.length = 0;
+    discard_ = true;
+    return true;
+  }
+  *why = absl::StrFormat("the server answered HTTP %d to a request for bytes 0-%d", reply_.status,
+                         kFirstBytes - 1);
+  return false;
+}
+
+bool Http::Open(std::string* why) {
+  if (!Setup(why)) return false;
+  if (curl_easy_setopt(curl_, CURLOPT_URL, url_.c_str()) != CURLE_OK ||
+      curl_easy_setopt(curl_, CURLOPT_HTTPGET, 1L) != CURLE_OK ||
+      curl_easy_setopt(curl_, CURLOPT_RANGE, "0-63") != CURLE_OK) {
+    *why = "the URL was refused by the HTTP client";
+    return false;
+  }
+  opening_ = true;
+  want_ = ByteRange{0, kFirstBytes};
+  out_ = first_;
+  if (!Perform(why)) return false;
+  if (!checked_ && !CheckFirst(why)) return false;  // no body came: check the headers now
+  opening_ = false;
+  discard_ = false;
+  if (got_ != want_.length) {
+    *why = absl::StrFormat("the server sent %d of the %d bytes asked for bytes 0-%d", got_,
+                           want_.length, want_.length - 1);
+    return false;
+  }
+  first_length_ = static_cast<std::size_t>(want_.length);
   // Later requests go where the redirects ended, without redirecting again
   // on the way (each one is still bounded, and only http/https).
   const char* effective = nullptr;
@@ -456,12 +510,12 @@ bool Http::Head(std::string* why) {
     }
     headers_ = more;
   }
-  head_ = false;
-  ok = curl_easy_setopt(curl_, CURLOPT_URL, url_.c_str()) == CURLE_OK &&
-       curl_easy_setopt(curl_, CURLOPT_HTTPGET, 1L) == CURLE_OK &&
-       curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers_) == CURLE_OK;
-  if (!ok) *why = "the URL was refused by the HTTP client";
-  return ok;
+  if (curl_easy_setopt(curl_, CURLOPT_URL, url_.c_str()) != CURLE_OK ||
+      curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers_) != CURLE_OK) {
+    *why = "the URL was refused by the HTTP client";
+    return false;
+  }
+  return true;
 }
 
 bool Http::Get(ByteRange r, std::span<std::uint8_t> out, std::string* why) {
@@ -488,7 +542,7 @@ RemoteCheck CheckRemote(const std::string& url, const Options& options, bool wan
   RemoteCheck c;
   Http http(url, options.idle_timeout_seconds);
   std::string why;
-  if (!http.Head(&why)) {
+  if (!http.Open(&why)) {
     c.io_error = std::move(why);
     c.requests = http.requests();
     return c;
@@ -496,6 +550,10 @@ RemoteCheck CheckRemote(const std::string& url, const Options& options, bool wan
   c.size = http.size();
   RangeValidator v(c.size, {.mode = options.parse.mode, .limits = options.parse.limits});
   while (const std::optional<ByteRange> want = v.NextRange()) {
+    if (want->offset == 0 && want->length == http.first().size()) {
+      (void)v.Provide(http.first());  // the header, read by Open
+      continue;
+    }
     if (!http.Get(*want, v.Buffer(), &why)) {
       c.io_error = std::move(why);
       c.requests = http.requests();

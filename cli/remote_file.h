@@ -38,7 +38,7 @@ struct RemoteCheck {
   // held, else the header.
   std::vector<std::uint8_t> prefix;
   std::uint64_t size = 0;      // the file's size, as the server gave it
-  std::uint64_t requests = 0;  // HTTP requests made (HEAD included)
+  std::uint64_t requests = 0;  // HTTP requests made
 };
 
 // Validates the block at `url` with options.parse (mode, limits) and

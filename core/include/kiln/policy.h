@@ -67,8 +67,8 @@ inline constexpr std::uint64_t kHttpConnectTimeoutSeconds = 30;
 // seconds; a request is at most RangeOptions::max_range (1 MiB), so one
 // request lasts at most about 1024 s however slow the server stays above it.
 inline constexpr std::uint64_t kHttpMinBytesPerSecond = 1024;
-// The most HTTP requests one URL may cost: a HEAD (the size and the
-// validators), then RangeValidator's reads, at most
+// The most HTTP requests one URL may cost: RangeValidator's reads (the
+// first, bytes 0-63, also gives the size and the validators), at most
 //   1 + ceil((payload_base - 64) / 1 MiB) + F + ceil(R / (1 MiB - 64 KiB))
 // (random_access.h: F runs of gaps, at most tensor_count + 1; R the bytes
 // the gap reads span), then for inspect --map of a rejected block the

@@ -258,6 +258,24 @@ def test_hostile(kiln, golden):
                 limit = IDLE + 3 if mode in ("drip", "stall") else 5
                 if took > limit:
                     fail("%s: took %.1f s (limit %d)" % (what, took, limit))
+    # An empty file (416 with bytes */0) and a 10-byte one (206 bytes 0-9/10):
+    # the size comes from the first reply; the verdict is the file's.
+    with tempfile.TemporaryDirectory(prefix="kiln-short-") as tmp:
+        for body in (b"", body[:10]):
+            path = os.path.join(tmp, "short.klnt")
+            with open(path, "wb") as f:
+                f.write(body)
+            want = run(kiln, "validate", path)
+            with servers.Hostile("good", body) as h:
+                r = run(kiln, "validate", h.url)
+                statuses = [m for m, _, _ in h.requests]
+            if (r.returncode != want.returncode or want.returncode != 1 or
+                    r.stdout.replace(h.url.encode(), b"<F>") !=
+                    want.stdout.replace(path.encode(), b"<F>")):
+                fail("%d-byte file: URL %r (exit %d, %r), file %r" % (
+                    len(body), r.stdout, r.returncode, r.stderr, want.stdout))
+            if statuses != ["GET"]:
+                fail("%d-byte file: requests %r, want one GET" % (len(body), statuses))
     # A connection refused: exit 2 at once.
     with servers.Hostile("good", b"") as h:
         closed = h.url  # nothing listens there once the block ends

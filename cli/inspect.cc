@@ -10,6 +10,7 @@
 #include "json.h"
 #include "kiln/base/escape.h"
 #include "mapped_file.h"
+#include "remote_file.h"
 #include "report.h"
 
 namespace kiln::cli {
@@ -148,6 +149,50 @@ void PrintJson(const std::string& path, const Directory& dir, std::ostream& out)
   out << (dir.tensor_count() == 0 ? "]}\n" : "\n]}\n");
 }
 
+// The report on one block: `dir` when it is valid, else `error`; `prefix`
+// holds the file's first bytes (at least what the block map reads) and
+// `size` is the file's size.
+int Report(const std::string& path, const Directory* dir, const Error* error,
+           std::span<const std::uint8_t> prefix, std::uint64_t size, const Options& options,
+           std::ostream& out, std::ostream& err) {
+  if (options.map) {  // the block map, valid or not
+    const map::BlockMap m =
+        dir != nullptr ? map::Describe(*dir, size) : map::Describe(prefix, size, error);
+    out << BlockMapSvg(m, base::Escape(path));
+    return FinishReport(out, err, "kiln inspect", dir != nullptr ? kExitOk : kExitInvalid);
+  }
+  if (dir == nullptr) {
+    if (options.json) {
+      out << "{\"file\": " << JsonString(path) << ", " << ErrorFields(*error) << "}\n";
+    } else {
+      out << base::Escape(path) << ": " << error->ToString() << "\n";
+    }
+    return FinishReport(out, err, "kiln inspect", kExitInvalid);
+  }
+  if (options.json) {
+    PrintJson(path, *dir, out);
+  } else {
+    out << base::Escape(path) << ": ok\n";
+    PrintTable(*dir, out);
+  }
+  return FinishReport(out, err, "kiln inspect", kExitOk);
+}
+
+// A remote block (remote_file.h): its structure read with range requests.
+int InspectUrl(const std::string& url, const Options& options, std::ostream& out,
+               std::ostream& err) {
+  const RemoteCheck c = CheckRemote(url, options, /*want_prefix=*/options.map);
+  if (!c.io_error.empty()) {
+    err << "kiln: " << base::Escape(url) << ": " << c.io_error << "\n";
+    return kExitUsage;
+  }
+  const RangeValidator& v = *c.validator;
+  if (v.status() == RangeStatus::kComplete) {
+    return Report(url, &v.directory(), nullptr, {}, c.size, options, out, err);
+  }
+  return Report(url, nullptr, &v.error(), c.prefix, c.size, options, out, err);
+}
+
 }  // namespace
 
 int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
@@ -156,6 +201,7 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   const std::string& path = options.files.front();
+  if (IsUrl(path)) return InspectUrl(path, options, out, err);
   const MappedFile file(path);
   if (!file.ok()) {
     err << "kiln: " << base::Escape(path) << ": " << file.error() << "\n";
@@ -166,27 +212,8 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
     err << "kiln: " << base::Escape(path) << ": " << base::kInputCutMessage << "\n";
     return kExitUsage;
   }
-  if (options.map) {  // the block map, valid or not
-    const map::BlockMap m = r.ok() ? map::Describe(r.value(), file.bytes().size())
-                                   : map::Describe(file.bytes(), file.bytes().size(), &r.error());
-    out << BlockMapSvg(m, base::Escape(path));
-    return FinishReport(out, err, "kiln inspect", r.ok() ? kExitOk : kExitInvalid);
-  }
-  if (!r.ok()) {
-    if (options.json) {
-      out << "{\"file\": " << JsonString(path) << ", " << ErrorFields(r.error()) << "}\n";
-    } else {
-      out << base::Escape(path) << ": " << r.error().ToString() << "\n";
-    }
-    return FinishReport(out, err, "kiln inspect", kExitInvalid);
-  }
-  if (options.json) {
-    PrintJson(path, r.value(), out);
-  } else {
-    out << base::Escape(path) << ": ok\n";
-    PrintTable(r.value(), out);
-  }
-  return FinishReport(out, err, "kiln inspect", kExitOk);
+  return Report(path, r.ok() ? &r.value() : nullptr, r.ok() ? nullptr : &r.error(), file.bytes(),
+                file.bytes().size(), options, out, err);
 }
 
 }  // namespace kiln::cli

@@ -21,8 +21,12 @@ constexpr std::string_view kUsage = R"(usage:
   kiln validate [options] FILE...   check each file; prints "FILE: ok" or
                                     "FILE: CLASS RULE at byte N: message";
                                     FILE "-" (stdin) or a pipe is validated
-                                    as the bytes arrive
+                                    as the bytes arrive; an http:// or
+                                    https:// URL is read with range
+                                    requests (only the bytes the rules
+                                    read; docs/cli.md, "Remote files")
   kiln inspect [options] FILE       print the header and the tensor table
+                                    (FILE may be a URL)
   kiln inspect --map FILE           the block map as SVG (a rejected block too,
                                     its deciding byte marked; exit as inspect)
   kiln rules [--markdown]           print the rule table
@@ -61,7 +65,9 @@ options:
                          (N may end in K, M, G or T: 10G is 10 GiB)
   --idle-timeout S       validate, ingest: give up (exit 2) on a stream
                          whose writer sends nothing for S seconds
-                         (default 60; 0: wait for ever)
+                         (default 60; 0: wait for ever); validate,
+                         inspect of a URL: on a reply slower than
+                         1 KiB/s for S seconds
 
 Inputs must be regular files (a FIFO or device is refused, exit 2).
 

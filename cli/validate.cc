@@ -13,6 +13,7 @@
 #include "kiln/base/escape.h"
 #include "kiln/base/input_file.h"
 #include "mapped_file.h"
+#include "remote_file.h"
 #include "report.h"
 #include "stream_input.h"
 
@@ -71,7 +72,8 @@ StreamVerdict Validate(const std::string& path, const Options& options, std::ost
     if (StandardInputClosed()) return IoError("standard input is closed");
     return ValidateStream(STDIN_FILENO, path, options, err);
   }
-  const base::InputFile in(path);  // O_NONBLOCK: a FIFO cannot block the open
+  if (IsUrl(path)) return ValidateUrl(path, options);  // range requests (remote_file.h)
+  const base::InputFile in(path);                      // O_NONBLOCK: a FIFO cannot block the open
   if (!in.ok()) return IoError(in.error());
   if (in.kind() == base::InputKind::kRegular) return ValidateMapped(path, options);
   return ValidateStreamPath(in, path, options, err);

@@ -51,6 +51,33 @@ inline constexpr std::uint64_t kDefaultIdleTimeoutSeconds = 60;
 // poll(), an int).
 inline constexpr std::uint64_t kMaxIdleTimeoutSeconds = 86'400;
 
+// ---- kiln validate URL, kiln inspect URL (HTTP range requests) ------------
+//
+// A remote block is read with range requests for only the bytes the rules
+// read (kiln/random_access.h); a server that misbehaves, is too slow or
+// needs more than these bounds is an I/O error (exit 2), never a verdict.
+
+// Redirects followed per request (only to http:// and https://).
+inline constexpr std::uint64_t kHttpMaxRedirects = 5;
+// Seconds to connect (DNS, TCP, TLS), or --idle-timeout when it is shorter.
+inline constexpr std::uint64_t kHttpConnectTimeoutSeconds = 30;
+// --idle-timeout S over HTTP: a reply that delivers fewer than this many
+// bytes per second, on average over S seconds, is given up on. A stalled
+// server and one that drips a byte a second are both stopped after S
+// seconds; a request is at most RangeOptions::max_range (1 MiB), so one
+// request lasts at most about 1024 s however slow the server stays above it.
+inline constexpr std::uint64_t kHttpMinBytesPerSecond = 1024;
+// The most HTTP requests one URL may cost: RangeValidator's reads (the
+// first, bytes 0-63, also gives the size and the validators), at most
+//   1 + ceil((payload_base - 64) / 1 MiB) + F + ceil(R / (1 MiB - 64 KiB))
+// (random_access.h: F runs of gaps, at most tensor_count + 1; R the bytes
+// the gap reads span), then for inspect --map of a rejected block the
+// directory region again, ceil(payload_base / 1 MiB). Every block with at
+// most kMaxNamedKilnTensors tensors and a directory region and gaps of under
+// 32 GiB each needs fewer (under 170,000); a block that needs more is an
+// I/O error.
+inline constexpr std::uint64_t kHttpMaxRequests = std::uint64_t{1} << 18;
+
 // ---- kiln unpack -----------------------------------------------------------
 
 // The default bound on the tensors of one block, hence on the files one

@@ -1,0 +1,54 @@
+// kiln validate URL and kiln inspect URL: a block on an HTTP(S) server,
+// validated with range requests for only the bytes the rules read
+// (kiln::RangeValidator, docs/spec.md section 5.2), with libcurl.
+//
+// What a URL costs and when it is an I/O error (exit 2, never a verdict):
+// docs/cli.md, "Remote files". The bounds are in kiln/policy.h (kHttp*).
+#ifndef KILN_CLI_REMOTE_FILE_H_
+#define KILN_CLI_REMOTE_FILE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands.h"
+#include "kiln/random_access.h"
+
+namespace kiln::cli {
+
+// Whether a FILE argument names a remote file: it starts with "http://" or
+// "https://" (the scheme in any case). A local file of such a name is
+// reached as ./http://...
+[[nodiscard]] bool IsUrl(std::string_view name);
+
+// Whether this kiln was built with libcurl (else every URL is an I/O error).
+[[nodiscard]] bool UrlsSupported();
+
+// The outcome of validating a remote block.
+struct RemoteCheck {
+  // Nonempty: no verdict (unreachable, misbehaving or changing server, a
+  // bound of kiln/policy.h reached). Untrusted text in it is escaped.
+  std::string io_error;
+  // When io_error is empty: settled, kComplete or kRejected.
+  std::optional<RangeValidator> validator;
+  // With want_prefix and a rejection: the file's first bytes, as many as the
+  // block map reads (block_map.h): the directory region when the header
+  // held, else the header.
+  std::vector<std::uint8_t> prefix;
+  std::uint64_t size = 0;      // the file's size, as the server gave it
+  std::uint64_t requests = 0;  // HTTP requests made
+};
+
+// Validates the block at `url` with options.parse (mode, limits) and
+// options.idle_timeout_seconds.
+[[nodiscard]] RemoteCheck CheckRemote(const std::string& url, const Options& options,
+                                      bool want_prefix);
+
+// kiln validate's verdict on `url` (CheckRemote).
+[[nodiscard]] StreamVerdict ValidateUrl(const std::string& url, const Options& options);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_CLI_REMOTE_FILE_H_

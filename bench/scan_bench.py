@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """kiln.scan over HTTP against downloading the same files whole, on Dask.
 
-    PYTHONPATH=build/default/python:python /usr/bin/python3 bench/scan_bench.py [N]
+    PYTHONPATH=build/default/python:python /usr/bin/python3 bench/scan_bench.py [N [MERGE_GAP]]
 
 Writes N (default 10,000) generated files in a new directory under /tmp
 (deleted afterwards): valid blocks of 4 to 19 float32 tensors of 1 to 16 KiB
@@ -79,6 +79,7 @@ def main():
     import distributed
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    options = {"merge_gap": int(sys.argv[2])} if len(sys.argv) > 2 else {}
     root = tempfile.mkdtemp(prefix="kiln-scan-bench-")
     try:
         make_corpus(root, n)
@@ -96,12 +97,12 @@ def main():
                 print(f"load before: {os.getloadavg()[0]:.1f}")
                 mark = web.mark()
                 t0, c0 = time.monotonic(), os.times()
-                rows = kiln.scan.scan(urls, client)
+                rows = kiln.scan.scan(urls, client, options=options)
                 t1 = time.monotonic()
                 sent = web.bytes_sent(mark)
                 counts = {v: sum(r["verdict"] == v for r in rows)
                           for v in ("valid", "invalid", "error")}
-                print(f"scan:     {t1 - t0:.2f} s, {n / (t1 - t0):.0f} files/s, "
+                print(f"scan {options}:     {t1 - t0:.2f} s, {n / (t1 - t0):.0f} files/s, "
                       f"{sent / n:.0f} bytes/file sent by nginx "
                       f"({sum(r['bytes_read'] for r in rows) / n:.0f} counted by the rows), "
                       f"{counts}, load {os.getloadavg()[0]:.1f}")

@@ -15,6 +15,7 @@ import io
 import os
 from typing import Optional, Tuple
 
+from . import _errors as _kiln_errors
 from . import _kiln
 
 __all__ = ["is_file_object", "read_ranges", "read_exact"]
@@ -83,6 +84,32 @@ def read_exact(f, offset: int, length: int, size: int) -> bytearray:
     return buf
 
 
+def _check_size_unchanged(f, size: int) -> None:
+    """OSError(EIO) unless the file still has exactly `size` bytes: its end
+    is where seek(0, SEEK_END) said at the start, and a read there finds
+    nothing. The verdict depends on the size (rule H8) and on bytes read at
+    several times; a file truncated or grown meanwhile (or an object that
+    reports one size and serves another length) gets no verdict."""
+    end = f.seek(0, io.SEEK_END)
+    if end is None:
+        end = f.tell()
+    if end != size:
+        raise _eio(f"the file's size changed while kiln read it: {size} bytes when it was "
+                   f"opened, {end!r} at the end")
+    got = f.seek(size)
+    if got is not None and got != size:
+        raise _eio(f"seek({size}) went to {got}")
+    readinto = getattr(f, "readinto", None)
+    if readinto is not None:
+        n = readinto(bytearray(1))
+    else:
+        data = f.read(1)
+        n = None if data is None else len(data)
+    if n:
+        raise _eio(f"the file has bytes past its size: it reported {size} bytes when it was "
+                   "opened, and a read at that offset returned data")
+
+
 def read_ranges(f, limits: Tuple[Optional[int], Optional[int], Optional[int]], prefix: bool,
                 merge_gap: Optional[int] = None,
                 max_range: Optional[int] = None) -> Tuple[dict, list, int, int]:
@@ -101,7 +128,12 @@ def read_ranges(f, limits: Tuple[Optional[int], Optional[int], Optional[int]], p
                 break
             offset, length = want
             v.provide(read_exact(f, offset, length, size))
-        header, records = v.result()
+        try:
+            header, records = v.result()
+        except _kiln_errors.KilnError:
+            _check_size_unchanged(f, size)  # no verdict on a file that changed size
+            raise
+        _check_size_unchanged(f, size)
         return header, records, int(v.reads), int(v.bytes_read)
     finally:
         if position is not None:

@@ -51,6 +51,7 @@ void BindParse(py::module_& m);    // parse_binding.cc: _kiln.parse, _kiln.Tenso
 void BindWrite(py::module_& m);    // write_binding.cc: _kiln.write
 void BindStream(py::module_& m);   // stream_binding.cc: _kiln.StreamValidator
 void BindRanges(py::module_& m);   // range_binding.cc: _kiln.RangeValidator
+void BindEscape(py::module_& m);   // escape_binding.cc: _kiln.escape, _kiln.json_escape
 
 }  // namespace kiln::python
 

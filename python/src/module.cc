@@ -71,4 +71,5 @@ PYBIND11_MODULE(_kiln, m) {
   kiln::python::BindWrite(m);
   kiln::python::BindStream(m);
   kiln::python::BindRanges(m);
+  kiln::python::BindEscape(m);
 }

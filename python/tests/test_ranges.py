@@ -5,6 +5,7 @@ OSError, never as a verdict."""
 
 import errno
 import io
+import os
 import subprocess
 
 import numpy as np
@@ -277,3 +278,101 @@ def test_mutants_match_the_buffer_verdict():
             assert verdict_of(lambda: kiln.validate(io.BytesIO(m))) == \
                 verdict_of(lambda: kiln.validate(m)), (name, len(m))
     assert count >= 10_000
+
+
+# A file whose size changes between the size query and the reads: an I/O
+# error (OSError EIO), never a verdict on bytes of two different lengths.
+
+class LongerThanItSays(RecordingFile):
+    """seek(0, SEEK_END) reports `claimed` bytes; reads serve all of data."""
+
+    def __init__(self, data, claimed):
+        super().__init__(data)
+        self.claimed = claimed
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        if whence == io.SEEK_END:
+            self.pos = self.claimed + offset
+            return self.pos
+        return super().seek(offset, whence)
+
+
+def valid_block():
+    return kiln.numpy.save({"a": np.ones(3, np.float32), "b": np.arange(5, dtype=np.int16)})
+
+
+def test_file_longer_than_its_reported_size_is_oserror():
+    # The first len(data) bytes are a valid block, but the object serves
+    # more: its size is not what it said.
+    data = valid_block()
+    with pytest.raises(OSError) as info:
+        kiln.validate(LongerThanItSays(data + b"\0" * 10, len(data)))
+    assert info.value.errno == errno.EIO and not isinstance(info.value, kiln.KilnError)
+    assert "bytes past its size" in str(info.value)
+    # Also when the bytes it reports make a verdict (FRAME H8 on a cut block).
+    with pytest.raises(OSError):
+        kiln.validate(LongerThanItSays(data, len(data) - 2))
+
+
+class ChangesAfterFirstRead(RecordingFile):
+    """After the first read, the data becomes `after` (grown or truncated)."""
+
+    def __init__(self, data, after):
+        super().__init__(data)
+        self.after = after
+
+    def readinto(self, b):
+        n = super().readinto(b)
+        if len(self.reads) == 1:
+            self.data = self.after
+        return n
+
+
+@pytest.mark.parametrize("change", ["grow", "grow-valid", "truncate", "truncate-header"])
+def test_size_changing_while_read_is_oserror(change):
+    data = valid_block()
+    after = {"grow": data + b"\0" * 100, "grow-valid": data + data,
+             "truncate": data[:-1], "truncate-header": data[:70]}[change]
+    f = ChangesAfterFirstRead(data, after)
+    with pytest.raises(OSError) as info:
+        kiln.validate(f)
+    assert info.value.errno == errno.EIO and not isinstance(info.value, kiln.KilnError)
+    # An invalid block too: the verdict (a bad dtype) is not given.
+    bad = bytearray(data)
+    bad[64] = 0xEE
+    f = ChangesAfterFirstRead(bytes(bad), bytes(bad) + b"\0" if change.startswith("grow")
+                              else bytes(bad)[:-1])
+    with pytest.raises(OSError):
+        kiln.validate(f)
+
+
+@pytest.mark.parametrize("change", ["grow", "truncate"])
+def test_real_file_changing_while_read_is_oserror(tmp_path, change):
+    data = valid_block()
+    path = tmp_path / "f.klnt"
+    path.write_bytes(data)
+
+    class Hook(io.FileIO):
+        """A real file that another writer changes after kiln's first read."""
+
+        reads = 0
+
+        def readinto(self, b):
+            n = super().readinto(b)
+            Hook.reads += 1
+            if Hook.reads == 1:
+                if change == "grow":
+                    with open(path, "ab") as w:
+                        w.write(b"\0" * 4096)
+                else:
+                    os.truncate(path, len(data) - 8)
+            return n
+
+    with Hook(path, "rb") as f:
+        with pytest.raises(OSError) as info:
+            kiln.validate(f)
+    assert info.value.errno == errno.EIO and not isinstance(info.value, kiln.KilnError)
+    with open(path, "rb") as f:  # the file as it is now has a verdict of its own
+        if change == "grow":
+            with pytest.raises(kiln.FrameError):
+                kiln.validate(f)

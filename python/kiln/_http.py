@@ -1,0 +1,253 @@
+"""A seekable file object over HTTP range requests, strict about the answers.
+
+kiln.scan reads http:// and https:// URLs through HTTPRangeFile rather than
+fsspec's HTTP file: fsspec takes a 200 answer to a ranged request (a server
+that ignores Range) and keeps the first bytes of the whole body, trusts the
+body's length, decompresses what the server compressed and never compares
+two answers, so a misbehaving server would get a verdict on the wrong bytes.
+Here every such answer is OSError(EIO), never bytes:
+
+- the size is the Content-Length of a HEAD (Accept-Encoding: identity),
+  after at most `max_redirects` redirects, each to http:// or https://;
+- each read is one GET with `Range: bytes=A-B`, `Accept-Encoding: identity`
+  and `If-Range` (the strong ETag, else Last-Modified), and its answer must
+  be 206 with `Content-Range: bytes A-B/SIZE`, a Content-Length of exactly
+  B-A+1, no Content-Encoding other than identity, and the ETag and
+  Last-Modified the HEAD gave (a file replaced between two requests is
+  caught, never read as a mix of two versions);
+- every request has a deadline (`timeout` seconds, headers and body), and a
+  server silent for `idle_timeout` seconds is given up; a body is read only
+  up to its declared length (an endless body costs nothing past it).
+
+TLS certificates are verified (the default SSL context). Standard library
+only; one keep-alive connection per file object.
+"""
+
+from __future__ import annotations
+
+import errno
+import http.client
+import io
+import re
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+from typing import Optional
+
+__all__ = ["HTTPRangeFile"]
+
+_CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+)$")
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def _eio(message: str) -> OSError:
+    return OSError(errno.EIO, message)
+
+
+class HTTPRangeFile(io.RawIOBase):
+    """A read-only, seekable file: `url`'s body, read by strict range requests."""
+
+    def __init__(self, url: str, *, timeout: float = 60.0, idle_timeout: float = 20.0,
+                 max_redirects: int = 5, context: Optional[ssl.SSLContext] = None) -> None:
+        super().__init__()
+        self.url = url
+        self.timeout = float(timeout)
+        self.idle_timeout = float(idle_timeout)
+        self.max_redirects = max_redirects
+        self.context = context
+        self.requests = 0       # HTTP requests made
+        self.bytes_received = 0  # body bytes received (the ranges' bytes)
+        self._conn: Optional[http.client.HTTPConnection] = None
+        self._origin: Optional[tuple] = None
+        self._pos = 0
+        self._etag: Optional[str] = None
+        self._last_modified: Optional[str] = None
+        self.size = self._head()
+
+    # -- io.RawIOBase -------------------------------------------------------
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self.size}[whence]
+        if base + offset < 0:
+            raise ValueError("negative seek position")
+        self._pos = base + offset
+        return self._pos
+
+    def readinto(self, b) -> int:
+        view = memoryview(b).cast("B")
+        if self._pos >= self.size or not len(view):
+            return 0
+        n = min(len(view), self.size - self._pos)
+        self._get_range(self._pos, n, view[:n])
+        self._pos += n
+        return n
+
+    def close(self) -> None:
+        self._disconnect()
+        super().close()
+
+    # -- HTTP ---------------------------------------------------------------
+
+    def _disconnect(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def _connection(self, parts: urllib.parse.SplitResult) -> http.client.HTTPConnection:
+        origin = (parts.scheme, parts.hostname, parts.port)
+        if self._conn is not None and self._origin == origin:
+            return self._conn
+        self._disconnect()
+        if parts.scheme == "https":
+            ctx = self.context or ssl.create_default_context()
+            conn = http.client.HTTPSConnection(parts.hostname, parts.port,
+                                               timeout=self.idle_timeout, context=ctx)
+        else:
+            conn = http.client.HTTPConnection(parts.hostname, parts.port,
+                                              timeout=self.idle_timeout)
+        self._conn, self._origin = conn, origin
+        return conn
+
+    def _exchange(self, method: str, url: str, headers: dict) -> http.client.HTTPResponse:
+        """One request, up to its response's headers, within self.timeout (a
+        watchdog shuts the socket down: a server dripping its headers cannot
+        hold the caller). The caller reads the body."""
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise _eio(f"not an http:// or https:// URL: {url}")
+        target = parts.path or "/"
+        if parts.query:
+            target += "?" + parts.query
+        conn = self._connection(parts)
+        self.requests += 1
+        timed_out = threading.Event()
+
+        def expire() -> None:
+            timed_out.set()
+            sock = conn.sock
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        watchdog = threading.Timer(self.timeout, expire)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            conn.request(method, target, headers=headers)
+            return conn.getresponse()
+        except (OSError, http.client.HTTPException) as e:
+            self._disconnect()
+            if timed_out.is_set():
+                raise _eio(f"{method} {url}: no complete answer within {self.timeout:g} s "
+                           "(timeout)") from None
+            if isinstance(e, socket.timeout):
+                raise _eio(f"{method} {url}: the server sent nothing for "
+                           f"{self.idle_timeout:g} s") from None
+            raise _eio(f"{method} {url}: {type(e).__name__}: {e}") from None
+        finally:
+            watchdog.cancel()
+
+    def _head(self) -> int:
+        url = self.url
+        for _ in range(self.max_redirects + 1):
+            resp = self._exchange("HEAD", url, {"Accept-Encoding": "identity"})
+            resp.read()  # a HEAD has no body; keeps the connection usable
+            if resp.status in _REDIRECTS:
+                location = resp.getheader("Location")
+                if not location:
+                    raise _eio(f"HEAD {url}: {resp.status} without a Location")
+                url = urllib.parse.urljoin(url, location)
+                if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+                    raise _eio(f"HEAD {self.url}: redirected to a URL that is not http:// or "
+                               f"https://: {url}")
+                continue
+            if resp.status != 200:
+                raise _eio(f"HEAD {url}: HTTP {resp.status} {resp.reason}")
+            length = resp.getheader("Content-Length")
+            if length is None or not length.isdigit():
+                raise _eio(f"HEAD {url}: no Content-Length (the size is needed)")
+            encoding = resp.getheader("Content-Encoding")
+            if encoding is not None and encoding.strip().lower() != "identity":
+                raise _eio(f"HEAD {url}: Content-Encoding {encoding}")
+            self.url = url
+            self._etag = resp.getheader("ETag")
+            self._last_modified = resp.getheader("Last-Modified")
+            return int(length)
+        raise _eio(f"HEAD {self.url}: more than {self.max_redirects} redirects")
+
+    def _get_range(self, offset: int, length: int, into: memoryview) -> None:
+        last = offset + length - 1
+        headers = {"Range": f"bytes={offset}-{last}", "Accept-Encoding": "identity"}
+        if self._etag and not self._etag.startswith("W/"):
+            headers["If-Range"] = self._etag
+        elif self._last_modified:
+            headers["If-Range"] = self._last_modified
+        where = f"GET {self.url} bytes {offset}-{last}"
+        deadline = time.monotonic() + self.timeout
+        resp = self._exchange("GET", self.url, headers)
+        try:
+            self._check(resp, offset, last, where)
+            done = 0
+            while done < length:
+                if time.monotonic() > deadline:
+                    raise _eio(f"{where}: the body took more than {self.timeout:g} s (timeout)")
+                chunk = resp.read1(length - done)
+                if not chunk:
+                    raise _eio(f"{where}: the body ended after {done} of {length} bytes")
+                into[done:done + len(chunk)] = chunk
+                done += len(chunk)
+                self.bytes_received += len(chunk)
+            resp.read()  # nothing is left (Content-Length): marks the response done
+            if resp.will_close:
+                self._disconnect()
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            self._disconnect()
+            if isinstance(e, OSError) and e.errno == errno.EIO:
+                raise
+            if isinstance(e, socket.timeout):
+                raise _eio(f"{where}: the server sent nothing for {self.idle_timeout:g} s") \
+                    from None
+            raise _eio(f"{where}: {type(e).__name__}: {e}") from None
+
+    def _check(self, resp, offset: int, last: int, where: str) -> None:
+        """OSError(EIO) unless the answer is exactly the asked range of the
+        file the HEAD described."""
+        if resp.status != 206:
+            hint = (" (the server ignores Range, or the file changed: If-Range)"
+                    if resp.status == 200 else "")
+            raise _eio(f"{where}: HTTP {resp.status} {resp.reason}{hint}")
+        encoding = resp.getheader("Content-Encoding")
+        if encoding is not None and encoding.strip().lower() != "identity":
+            raise _eio(f"{where}: the server compressed the range (Content-Encoding "
+                       f"{encoding})")
+        m = _CONTENT_RANGE.match(resp.getheader("Content-Range") or "")
+        if not m:
+            raise _eio(f"{where}: Content-Range {resp.getheader('Content-Range')!r} is not "
+                       f"bytes {offset}-{last}/{self.size}")
+        first, end, total = (int(g) for g in m.groups())
+        if (first, end) != (offset, last):
+            raise _eio(f"{where}: the server sent bytes {first}-{end} instead")
+        if total != self.size:
+            raise _eio(f"{where}: the file has {total} bytes now, {self.size} when it was "
+                       "opened (the file changed)")
+        length = resp.getheader("Content-Length")
+        if length is None or not length.isdigit() or int(length) != last - offset + 1:
+            raise _eio(f"{where}: Content-Length {length!r}, expected {last - offset + 1}")
+        for name, was in (("ETag", self._etag), ("Last-Modified", self._last_modified)):
+            now = resp.getheader(name)
+            if was is not None and now != was:
+                raise _eio(f"{where}: {name} {now!r}, {was!r} when the file was opened "
+                           "(the file changed)")

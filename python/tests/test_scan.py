@@ -1,0 +1,274 @@
+"""kiln.scan on a real dask.distributed LocalCluster (2 worker processes):
+a generated corpus (the golden cases, mutants of them, valid generated files)
+served by nginx on 127.0.0.1 gets one row per file equal to `kiln validate
+FILE`'s verdict, reading only the ranges the rules need (nginx's log);
+every misbehaviour of the hostile server is an error row, never a verdict;
+vanished and special files are error rows; the command line's table, JSON lines, escaping and exit statuses."""
+
+import contextlib
+import json
+import os
+import pathlib
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.numpy
+import kiln.scan
+from conftest import golden_cases, golden_path
+from kiln import _kiln
+from kiln._http import HTTPRangeFile
+
+distributed = pytest.importorskip("distributed")
+pytest.importorskip("fsspec")
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "http"))
+import servers  # noqa: E402  (tests/http/servers.py: nginx and the hostile server)
+
+pytestmark = pytest.mark.skipif(not servers.nginx_available(), reason="nginx is not installed")
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BIG_TENSORS = 40  # the large valid file: 40 tensors of 256 KiB
+
+
+def _mutants(data, rng, count):
+    out = [data[:n] for n in sorted(rng.sample(range(len(data)), min(4, len(data))))]
+    out.append(data + b"\0")
+    while len(out) < count and data:
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 3)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        out.append(bytes(b))
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A directory of files: every golden case, 3 mutants of each, valid
+    generated blocks and one 10 MiB block whose tensors must not be read."""
+    root = tmp_path_factory.mktemp("corpus")
+    rng = random.Random(2023)
+    for name, _, _ in golden_cases():
+        data = golden_path(name).read_bytes()
+        (root / f"{name}.klnt").write_bytes(data)
+        for i, m in enumerate(_mutants(data, rng, 3)):
+            (root / f"{name}.m{i}.klnt").write_bytes(m)
+    for i in range(20):
+        tensors = {f"t{j}": np.arange(j + i + 1, dtype=np.float32) for j in range(1 + i % 5)}
+        kiln.numpy.save_file(tensors, root / f"gen{i:02d}.klnt")
+    kiln.numpy.save_file({f"w{j}": np.full(65536, j + 1, np.float32) for j in range(BIG_TENSORS)},
+                         root / "big.klnt")
+    return root
+
+
+@pytest.fixture(scope="module")
+def reference(corpus, kiln_binary):
+    """{file name: `kiln validate --json FILE`'s object} for every corpus file."""
+    names = sorted(os.listdir(corpus))
+    out = subprocess.run([kiln_binary, "validate", "--json", *[str(corpus / n) for n in names]],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 1, out.stderr  # some files are invalid, none unreadable
+    objects = json.loads(out.stdout)
+    assert len(objects) == len(names)
+    return dict(zip(names, objects))
+
+
+@pytest.fixture(scope="module")
+def web(corpus):
+    with servers.Nginx(corpus) as w:
+        yield w
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A LocalCluster of 2 worker processes (one thread each, no dashboard)."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=50)
+    c = distributed.Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+def assert_rows_match(rows, reference, name_of):
+    assert len(rows) == len(reference)
+    seen = set()
+    for row in rows:
+        name = name_of(row["file"])
+        seen.add(name)
+        want = reference[name]
+        if want["ok"]:
+            assert row["verdict"] == "valid", (name, row)
+            assert row["message"] is None and row["class"] is None
+        else:
+            assert row["verdict"] == "invalid", (name, row, want)
+            got = {k: row[k] for k in ("class", "rule", "offset", "message")}
+            assert got == {k: want[k] for k in ("class", "rule", "offset", "message")}, name
+            assert row["tensor"] == want.get("tensor"), name
+    assert seen == set(reference)
+
+
+def test_scan_over_nginx_matches_the_command(corpus, reference, web, client):
+    names = sorted(reference)
+    urls = [web.url_for(n) for n in names]
+    mark = web.mark()
+    rows = kiln.scan.scan(urls, client)
+    assert [r["file"] for r in rows] == urls  # one row per file, in order
+    assert_rows_match(rows, reference, lambda u: u.rsplit("/", 1)[1])
+    assert {r["verdict"] for r in rows} == {"valid", "invalid"}
+    # The bytes the rows count are the bytes nginx sent: ranges only, each
+    # within its file; the 10 MiB file's tensors were not read.
+    log = web.requests(mark)
+    assert sum(r["bytes"] for r in log) == sum(r["bytes_read"] for r in rows)
+    assert all(r["method"] == "HEAD" or r["status"] == 206 for r in log), \
+        [r for r in log if r["method"] != "HEAD" and r["status"] != 206][:3]
+    sizes = {n: (corpus / n).stat().st_size for n in names}
+    for row, name in zip(rows, names):
+        assert row["bytes_read"] <= sizes[name]
+    big = rows[names.index("big.klnt")]
+    assert big["verdict"] == "valid"
+    assert sizes["big.klnt"] > 10 << 20 and big["bytes_read"] < 8192
+    # Compared with downloading every file whole: a fraction.
+    assert sum(r["bytes_read"] for r in rows) < sum(sizes.values()) / 10
+
+
+def test_scan_local_directory_and_file_urls(corpus, reference, client):
+    rows = kiln.scan.scan([str(corpus)], client)
+    assert_rows_match(rows, reference, os.path.basename)
+    names = sorted(reference)[:40]
+    urls = [(corpus / n).as_uri() for n in names]
+    rows = kiln.scan.scan(urls, client, batch_size=7)
+    assert [r["file"] for r in rows] == urls
+    assert_rows_match(rows, {n: reference[n] for n in names}, lambda u: u.rsplit("/", 1)[1])
+    # Local bytes read are the ranges only as well.
+    for row, name in zip(rows, names):
+        assert row["bytes_read"] <= (corpus / name).stat().st_size
+
+
+def test_http_range_file_reads_only_the_structure(corpus, web):
+    mark = web.mark()
+    with HTTPRangeFile(web.url_for("big.klnt")) as f:
+        assert kiln.validate(f) == (corpus / "big.klnt").stat().st_size
+        infos = kiln.inspect(f, merge_gap=0)
+    assert [i.name for i in infos] == [f"w{j}" for j in range(BIG_TENSORS)]
+    log = web.requests(mark)
+    ranged = [r for r in log if r["method"] == "GET"]
+    assert all(r["status"] == 206 and r["range"].startswith("bytes=") for r in ranged)
+    assert web.bytes_sent(mark) == f.bytes_received < 2 * 8192  # two validations
+
+
+# Each misbehaviour, and what the error row says (a word of its message).
+HOSTILE = {
+    "ignore-range": "HTTP 200", "wrong-total": "file changed", "wrong-start": "instead",
+    "short": "Content-Length", "short-close": "body ended", "long": "Content-Length",
+    "gzip": "compressed", "changes": "HTTP 200", "changes-lm": "HTTP 200",
+    "drip": "timeout", "stall": "sent nothing", "endless": "Content-Length",
+    "endless-200": "HTTP 200", "redirect-loop": "redirects", "redirect-file": "not http",
+    "redirect-ftp": "not http", "404": "HTTP 404", "500": "HTTP 500", "no-size": "Content-Length",
+}
+
+
+def test_hostile_servers_are_error_rows(client):
+    assert set(HOSTILE) | {"good"} == set(servers.HOSTILE_MODES)
+    data = golden_path("kiln-v2-f32").read_bytes()
+    with contextlib.ExitStack() as stack:
+        hosts = {m: stack.enter_context(servers.Hostile(m, data)) for m in servers.HOSTILE_MODES}
+        urls = [hosts[m].url for m in servers.HOSTILE_MODES]
+        rows = kiln.scan.scan(urls, client, batch_size=1,
+                              options={"timeout": 3.0, "idle_timeout": 2.0})
+    by_mode = dict(zip(servers.HOSTILE_MODES, rows))
+    assert by_mode.pop("good")["verdict"] == "valid"  # the control
+    for mode, row in by_mode.items():
+        assert row["verdict"] == "error", (mode, row)
+        assert row["class"] is None and row["rule"] is None
+        assert HOSTILE[mode] in row["message"], (mode, row["message"])
+    # A changing file is caught by If-Range: the second request carried it.
+    assert hosts["changes"].requests[1][2].get("If-Range") == '"v1"'
+
+
+def test_vanished_and_special_files_are_error_rows(corpus, tmp_path, client):
+    gone = tmp_path / "gone.klnt"
+    gone.write_bytes(golden_path("kiln-v2-f32").read_bytes())
+    targets = [str(gone), str(corpus / "gen00.klnt"), "/dev/null", "/nonexistent/x.klnt"]
+    os.unlink(gone)  # vanished between listing and checking
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    targets.append(str(fifo))  # never blocks: refused as a FIFO
+    rows = kiln.scan.scan(targets, client)
+    assert [r["verdict"] for r in rows] == ["error", "valid", "error", "error", "error"]
+    assert "No such file" in rows[0]["message"]
+    assert "not a regular file (a device)" in rows[2]["message"]
+    assert "not a regular file (a FIFO)" in rows[4]["message"]
+    assert kiln.scan.exit_status(rows) == 2
+
+
+def run_cli(*args, env_extra=None):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "kiln.scan", *args], capture_output=True,
+                          text=True, check=False, env=env, timeout=300)
+
+
+def test_command_line_table_json_and_exit_status(tmp_path, client):
+    address = client.scheduler.address
+    ok = tmp_path / "ok"
+    ok.mkdir()
+    data = golden_path("kiln-v2-f32").read_bytes()
+    (ok / "a.klnt").write_bytes(data)
+    evil = "b\x1b[31m\u202e\n.klnt"  # an escape sequence, a bidi control, a newline
+    (ok / evil).write_bytes(data)
+    out = run_cli(str(ok), "--scheduler", address)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split()[:2] == ["verdict", "bytes_read"]
+    assert len(lines) == 3 and all(line.startswith("valid") for line in lines[1:])
+    assert any(line.endswith(f"{ok}/a.klnt: ok") for line in lines)
+    escaped = _kiln.escape(str(ok / evil))
+    assert "\\x1b[31m\\u{202e}\\x0a.klnt" in escaped
+    assert any(escaped + ": ok" in line for line in lines)
+    assert "\x1b" not in out.stdout and "\u202e" not in out.stdout
+    assert "2 files: 2 valid, 0 invalid, 0 errors" in out.stderr
+
+    bad = bytearray(data)
+    bad[4] = 3
+    (ok / "c.klnt").write_bytes(bytes(bad))
+    out = run_cli(str(ok), "--scheduler", address, "--json")
+    assert out.returncode == 1, out.stderr
+    objects = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [o["verdict"] for o in objects] == ["valid", "valid", "invalid"]
+    assert os.path.basename(objects[1]["file"]) == evil  # the name comes back exactly
+    assert "\\u001b" in out.stdout and "\\u202e" in out.stdout
+    c = objects[2]
+    assert (c["class"], c["rule"], c["offset"]) == ("FRAME", "H2", 4)
+    assert str(pytest.raises(kiln.KilnError, kiln.validate, bytes(bad)).value) == \
+        f"FRAME H2 at byte 4: {c['message']}"
+
+    out = run_cli(str(ok / "a.klnt"), str(tmp_path / "missing.klnt"), "--scheduler", address)
+    assert out.returncode == 2
+    assert "error: FileNotFoundError: [Errno 2] No such file or directory" in out.stdout
+    assert run_cli("--workers", "0", str(ok)).returncode == 2  # usage
+    assert run_cli("--scheduler", "tcp://127.0.0.1:1", "--timeout", "1", str(ok),
+                   env_extra={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"}
+                   ).returncode == 2  # no scheduler there
+
+
+def test_command_line_starts_its_own_local_cluster(tmp_path):
+    (tmp_path / "a.klnt").write_bytes(golden_path("kiln-v2-f32").read_bytes())
+    out = run_cli(str(tmp_path), "--workers", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    assert row["verdict"] == "valid" and row["bytes_read"] > 0
+
+
+def test_escape_bindings():
+    assert _kiln.escape("a\\b\x1b\u202e\udce9") == "a\\\\b\\x1b\\u{202e}\\xe9"
+    assert _kiln.json_escape("\"\x01\u2028é\udce9") == '\\"\\u0001\\u2028é\\udce9'
+    assert _kiln.escape(b"\xff") == "\\xff"
+    with pytest.raises(TypeError):
+        _kiln.escape(3)

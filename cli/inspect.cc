@@ -5,10 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "block_map_svg.h"
 #include "commands.h"
 #include "json.h"
 #include "kiln/base/escape.h"
+#include "kiln/block_map_svg.h"
 #include "mapped_file.h"
 #include "report.h"
 
@@ -169,7 +169,7 @@ int RunInspect(const Options& options, std::ostream& out, std::ostream& err) {
   if (options.map) {  // the block map, valid or not
     const map::BlockMap m = r.ok() ? map::Describe(r.value(), file.bytes().size())
                                    : map::Describe(file.bytes(), file.bytes().size(), &r.error());
-    out << BlockMapSvg(m, base::Escape(path));
+    out << map::Svg(m, base::Escape(path));
     return FinishReport(out, err, "kiln inspect", r.ok() ? kExitOk : kExitInvalid);
   }
   if (!r.ok()) {

@@ -114,10 +114,14 @@ void AppendHeading(const BlockMap& map, std::string_view title, const Layout& l,
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(full_width) + "\" height=\"" +
          Num(height) + "\" viewBox=\"0 0 " + Num(full_width) + " " + Num(height) +
          "\" font-family=\"monospace\" font-size=\"12\">\n";
-  out += "<title>" + XmlEscape("Kiln block map: " + std::string(title)) + "</title>\n";
+  // Without a title (the page names the file itself): no "name: " prefix.
+  const std::string named = title.empty() ? std::string() : std::string(title) + ": ";
+  out += "<title>" +
+         XmlEscape(title.empty() ? "Kiln block map" : "Kiln block map: " + std::string(title)) +
+         "</title>\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   out += "<text x=\"" + Num(kLeft) + "\" y=\"20\" font-size=\"14\">" +
-         XmlEscape(std::string(title) + ": " + std::to_string(map.file_size) + " bytes, " +
+         XmlEscape(named + std::to_string(map.file_size) + " bytes, " +
                    (map.mark ? map.mark->verdict : std::string("ok"))) +
          "</text>\n";
   out += "<text x=\"" + Num(kLeft) + "\" y=\"42\">" +

@@ -21,9 +21,10 @@ namespace kiln::map {
 // as wide as the logarithm of its size), a <title> on each naming the region
 // and its byte range, a legend listing every region, and for a rejection the
 // deciding byte marked with its field and the verdict. `title` is the file
-// name, already escaped for a terminal. Rectangles carry class "region
-// KIND" and data-kind, data-begin, data-end; the mark is <g id="mark"
-// data-offset>.
+// name, already escaped for a terminal (empty: the drawing names no file).
+// Rectangles carry class "region KIND" and data-kind, data-begin,
+// data-end; the mark is <g id="mark" data-offset> with a <text
+// class="mark-text">.
 [[nodiscard]] std::string Svg(const BlockMap& map, std::string_view title);
 
 }  // namespace kiln::map

@@ -155,7 +155,6 @@ export interface Kiln {
   detectFormat(firstBytes: Uint8Array): Format;
   /** Untrusted text (a name, a path) as `kiln validate` prints it (the same C++ function): controls, bidi, zero-width and other invisible characters, noncharacters and invalid bytes made visible. */
   escape(text: string | Uint8Array): string;
-  /** The one-line statement of a rule ("H1".."P2"), or null. */
   /**
    * The block map (the description `kiln inspect --map` draws, from the same
    * C++ code): prefix is the file's first bytes (its first payload_base bytes
@@ -164,8 +163,23 @@ export interface Kiln {
    * kiln_block_map_json (kiln/kiln_c_map.h): {file_size, header, regions,
    * mark}; offsets are numbers below 2^53, else decimal strings.
    */
-  blockMap(prefix: Uint8Array, fileSize: number | bigint, verdict: KilnError | null): BlockMapJson;
+  blockMap(prefix: Uint8Array, fileSize: number | bigint, verdict?: KilnError | null): BlockMapJson;
+  /** The one-line statement of a rule ("H1".."P2"), or null. */
   ruleSummary(rule: string): string | null;
+  /** The package's sizes and limits (js/lib/policy.mjs). */
+  readonly policy: Policy;
+}
+
+/** The sizes the package works with; those that mirror the C++ core are checked against it by the package's tests. */
+export interface Policy {
+  /** The Kiln header's size in bytes (64): a block's first bytes that the header rules read. */
+  readonly headerBytes: number;
+  /** detectFormat looks at most this many first bytes (512): pass at least these. */
+  readonly sniffBytes: number;
+  /** The largest safetensors header length detectFormat takes for one (10^8, the C++ readers' bound). */
+  readonly safetensorsMaxHeaderBytes: bigint;
+  /** Chunks are copied into the module's memory in pieces of at most this many bytes (1 MiB). */
+  readonly stageBytes: number;
 }
 
 /** Instantiates the WebAssembly module once; later calls return the same instance. */
@@ -174,10 +188,24 @@ export function load(): Promise<Kiln>;
 declare const _default: { load: typeof load };
 export default _default;
 
+/** A u64 in kiln_block_map_json: a number below 2^53, else a decimal string. */
+export type JsonU64 = number | string;
+
 /** The JSON object of kiln_block_map_json (docs/c-api.md, the block map). */
 export interface BlockMapJson {
-  file_size: number | string;
-  header: Record<string, number | string> | null;
-  regions: Array<{ kind: string; begin: number | string; end: number | string; tensor: number | null; label: string }>;
-  mark: { offset: number | string; tensor: number | null; field: string; verdict: string } | null;
+  file_size: JsonU64;
+  /** The header fields, when the header rules held. */
+  header: {
+    flags: number;
+    tensor_count: number;
+    name_bytes: number;
+    payload_bytes: JsonU64;
+    directory_bytes: JsonU64;
+    payload_base: JsonU64;
+    block_length: JsonU64;
+  } | null;
+  /** kind: kiln_region_kind_name (kiln/kiln_c_map.h); label escaped as `kiln validate` escapes names. */
+  regions: Array<{ kind: string; begin: JsonU64; end: JsonU64; tensor: number | null; label: string }>;
+  /** The byte the verdict marks, or null for a valid block. */
+  mark: { offset: JsonU64; tensor: number | null; field: string; verdict: string } | null;
 }

@@ -63,6 +63,19 @@ if [ ! -d "$hub_js/node_modules/@huggingface/hub" ]; then
   fi
 fi
 
+# The npm package's development dependency, typescript, pinned in
+# js/package-lock.json: js/test/ checks the declarations with it (tsc) and
+# lints the sources with its parser. Skipped when already installed.
+js_pkg="$(cd "$(dirname "$0")/.." && pwd)/js"
+if [ ! -d "$js_pkg/node_modules/typescript" ]; then
+  if command -v npm >/dev/null; then
+    (cd "$js_pkg" && npm ci --no-audit --no-fund --silent)
+    echo "setup: typescript installed for js/"
+  else
+    echo "setup: npm not found; js/test cannot check the declarations"
+  fi
+fi
+
 # The browser page's test (tests/browser/): playwright-core, pinned in
 # tests/browser/package-lock.json; it drives Debian's chromium, so no browser
 # is downloaded. Skipped when already installed.

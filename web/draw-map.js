@@ -1,5 +1,5 @@
-// Draws a block map (the description js/src/map.js returns, the one
-// `kiln inspect --map` draws) as SVG, element by element with
+// Draws a block map (what loadBlockMap of the package's `kiln/map`, js/map.mjs,
+// describes: the map `kiln inspect --map` draws) as SVG, element by element with
 // createElementNS; every text goes in through textContent.
 const SVG = 'http://www.w3.org/2000/svg';
 const WIDTH = 1000;

@@ -10,14 +10,11 @@
 //               {id, type: 'foreign', format}
 //               {id, type: 'result', result, map, seconds}
 //               {id, type: 'failed', message}
+// The package through its two public entries (`kiln` and `kiln/map`, as
+// web/build.sh copies the published files into web/lib/kiln/).
 import { load } from './lib/kiln/index.mjs';
-import { loadBlockMap } from './lib/kiln/src/map.js';
-
-const PROGRESS_EVERY_MS = 100;
-// The map reads at most this many first bytes (the directory region of a
-// block up to it: names and payload ranges; a bigger directory is drawn
-// from its header alone).
-const MAP_PREFIX_LIMIT = 64 * 1024 * 1024;
+import { loadBlockMap } from './lib/kiln/map.mjs';
+import { MAP_PREFIX_BYTES, PROGRESS_EVERY_MS, READ_CHUNK_BYTES } from './policy.js';
 
 const ready = Promise.all([load(), loadBlockMap()]);
 
@@ -25,7 +22,6 @@ const ready = Promise.all([load(), loadBlockMap()]);
 // reader): a multi-GB file leaves no trail of chunks for the garbage
 // collector, so memory stays flat. Streams without BYOB are read as they
 // come. read() gives the next chunk, or null at the end.
-const CHUNK_BYTES = 1024 * 1024;
 //
 // The stream, its reader and the read in flight are kept in `reading`, a
 // module variable: a pending read of a Blob's stream is otherwise held only
@@ -37,11 +33,11 @@ function chunkReader(stream) {
   try {
     const reader = stream.getReader({ mode: 'byob' });
     reading = { stream, reader };
-    let buffer = new ArrayBuffer(CHUNK_BYTES);
+    let buffer = new ArrayBuffer(READ_CHUNK_BYTES);
     return {
       reader,
       read: async () => {
-        const { value, done } = await reader.read(new Uint8Array(buffer, 0, CHUNK_BYTES));
+        const { value, done } = await reader.read(new Uint8Array(buffer, 0, READ_CHUNK_BYTES));
         if (done) return null;
         buffer = value.buffer;
         return value;
@@ -70,7 +66,7 @@ async function firstBytes(file, n) {
 async function check(id, file) {
   const [kiln, mapper] = await ready;
   postMessage({ id, type: 'start', name: kiln.escape(file.name) });
-  const head = await firstBytes(file, 512);
+  const head = await firstBytes(file, kiln.policy.sniffBytes);
   const format = kiln.detectFormat(head);
   if (format !== 'kiln' && format !== 'unknown') {
     postMessage({ id, type: 'foreign', format });
@@ -113,9 +109,10 @@ async function check(id, file) {
   // The map: the directory region (payload_base bytes) when it is small
   // enough, else the header alone.
   const header = result.header ?? null;
-  let prefixLength = 64;
-  if (header && header.payloadBase <= BigInt(MAP_PREFIX_LIMIT)) prefixLength = Number(header.payloadBase);
-  const prefix = await firstBytes(file, Math.max(prefixLength, 64));
+  const headerBytes = kiln.policy.headerBytes;
+  let prefixLength = headerBytes;
+  if (header && header.payloadBase <= BigInt(MAP_PREFIX_BYTES)) prefixLength = Number(header.payloadBase);
+  const prefix = await firstBytes(file, Math.max(prefixLength, headerBytes));
   const map = mapper.describe(prefix, file.size, result.ok ? null : result.error);
   // Names and layouts as `kiln validate` prints them (escaped here, where
   // the module is): the page never shows a raw name.

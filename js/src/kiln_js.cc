@@ -68,6 +68,7 @@ std::string Describe() {
   size("pointer", sizeof(void*));
   size("size_t", sizeof(std::size_t));
   size("KILN_MESSAGE_CAPACITY", KILN_MESSAGE_CAPACITY);
+  size("KILN_NO_TENSOR", KILN_NO_TENSOR);
   size("KILN_MAX_RANK", KILN_MAX_RANK);
   return out;
 }

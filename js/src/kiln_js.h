@@ -13,7 +13,8 @@ extern "C" {
 
 /* "kiln_error=SIZE;kiln_error.offset=OFF;...": the size of each struct of
  * kiln_c.h and the offset of each of its fields, as this compiler laid them
- * out. Static, NUL-terminated. */
+ * out, then the ABI's constants the JavaScript needs (KILN_MESSAGE_CAPACITY,
+ * KILN_MAX_RANK, KILN_NO_TENSOR) the same way. Static, NUL-terminated. */
 const char *kiln_js_layout(void);
 
 #ifdef __cplusplus

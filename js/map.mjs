@@ -1,7 +1,9 @@
 // The block map (kiln/kiln_c_map.h) for JavaScript: the description
 // `kiln inspect --map` draws, made by the same C++ code in the WebAssembly
-// module. Used by the browser page (web/); not part of the package's API.
+// module. The package's `kiln/map` entry (map.d.ts); the browser page (web/)
+// draws it.
 //
+//   import { loadBlockMap } from 'kiln/map';
 //   const map = await loadBlockMap();
 //   const m = map.describe(prefix, fileSize, verdict);
 //
@@ -12,7 +14,7 @@
 // {file_size, header, regions: [{kind, begin, end, tensor, label}], mark:
 // {offset, tensor, field, verdict} | null}; every offset is a bigint, and
 // labels are escaped as `kiln validate` escapes names.
-import { load } from '../index.mjs';
+import { load } from './lib/load.mjs';
 
 // Offsets come as JSON numbers (exact below 2^53) or decimal strings.
 function big(v) {

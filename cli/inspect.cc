@@ -5,10 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "block_map_svg.h"
 #include "commands.h"
 #include "json.h"
 #include "kiln/base/escape.h"
+#include "kiln/block_map_svg.h"
 #include "mapped_file.h"
 #include "remote_file.h"
 #include "report.h"
@@ -158,7 +158,7 @@ int Report(const std::string& path, const Directory* dir, const Error* error,
   if (options.map) {  // the block map, valid or not
     const map::BlockMap m =
         dir != nullptr ? map::Describe(*dir, size) : map::Describe(prefix, size, error);
-    out << BlockMapSvg(m, base::Escape(path));
+    out << map::Svg(m, base::Escape(path));
     return FinishReport(out, err, "kiln inspect", dir != nullptr ? kExitOk : kExitInvalid);
   }
   if (dir == nullptr) {

@@ -246,4 +246,6 @@ export interface BlockMapJson {
   regions: Array<{ kind: string; begin: JsonU64; end: JsonU64; tensor: number | null; label: string }>;
   /** The byte the verdict marks, or null for a valid block. */
   mark: { offset: JsonU64; tensor: number | null; field: string; verdict: string } | null;
+  /** The map drawn as a standalone SVG document (kiln_block_map_svg): what `kiln inspect --map` writes, every text in it escaped. */
+  svg: string;
 }

@@ -31,6 +31,8 @@ export interface BlockMapDescription {
   regions: Region[];
   /** The byte a rejection's verdict marks (the field that held the bad value), or null for a valid block. */
   mark: { offset: bigint; tensor: number | null; field: string; verdict: string } | null;
+  /** The map drawn as a standalone SVG document, the one drawing of the map (what `kiln inspect --map` writes); every text in it escaped. */
+  svg: string;
 }
 
 export interface BlockMap {

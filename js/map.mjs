@@ -12,8 +12,10 @@
 // bigint), verdict: null for a valid block, or the error of a rejection
 // ({class, rule, offset, tensor, message}, as validate gives it). Returns
 // {file_size, header, regions: [{kind, begin, end, tensor, label}], mark:
-// {offset, tensor, field, verdict} | null}; every offset is a bigint, and
-// labels are escaped as `kiln validate` escapes names.
+// {offset, tensor, field, verdict} | null, svg}; every offset is a bigint,
+// labels are escaped as `kiln validate` escapes names, and svg is the map
+// drawn by the library (kiln_block_map_svg), the SVG `kiln inspect --map`
+// writes: the page shows it, so the map has one drawing.
 import { load } from './lib/load.mjs';
 
 // Offsets come as JSON numbers (exact below 2^53) or decimal strings.
@@ -47,5 +49,6 @@ function normalise(json) {
     mark: json.mark === null ? null : {
       offset: big(json.mark.offset), tensor: json.mark.tensor, field: json.mark.field, verdict: json.mark.verdict,
     },
+    svg: json.svg,
   };
 }

@@ -1,6 +1,8 @@
 // The page: files in, one card per file, validation in a Web Worker. Every
-// text reaches the page through textContent or a text node, never as markup.
-import { drawMap, FILL } from './draw-map.js';
+// text reaches the page through textContent or a text node, never as markup;
+// the one exception is the block map, the SVG the library draws (the one
+// drawing of the map, what `kiln inspect --map` writes), parsed as XML, never
+// as HTML, with every text in it escaped by the library.
 import { BYTES_PER_KIB } from './policy.js';
 
 const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
@@ -163,27 +165,22 @@ function headerFields(header) {
   return dl;
 }
 
+// The library's SVG in the page: parsed as an XML document (a parse error
+// shows as text, not as a drawing), each region naming itself on hover.
 function mapSection(map) {
   const hover = h('p', { class: 'hover', text: 'hover a region to name it' });
-  const { svg, caption } = drawMap(map, hover);
-  const section = h('section', { class: 'map-section' }, h('h3', { text: 'Block map' }),
-    h('p', { class: 'status', text: caption }), h('div', { class: 'map' }, svg), hover);
-  if (map.mark) {
-    section.append(h('p', { class: 'mark-text', text: `deciding byte ${map.mark.offset}: ${map.mark.field}` }));
+  const doc = new DOMParser().parseFromString(map.svg, 'image/svg+xml');
+  const root = doc.documentElement;
+  const drawing = root.localName === 'svg' && root.namespaceURI === 'http://www.w3.org/2000/svg'
+    ? document.importNode(root, true)
+    : h('p', { class: 'status', text: 'the block map could not be shown' });
+  for (const rect of drawing.querySelectorAll('rect.region')) {
+    const show = () => { hover.textContent = rect.querySelector('title')?.textContent ?? ''; };
+    rect.addEventListener('mouseenter', show);
+    rect.addEventListener('focus', show);
+    rect.setAttribute('tabindex', '0');
   }
-  const kinds = [...new Set(map.regions.map((r) => r.kind))];
-  const legend = h('p', { class: 'legend' });
-  for (const k of kinds) {
-    const swatch = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-    swatch.setAttribute('width', '12');
-    swatch.setAttribute('height', '12');
-    const r = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
-    for (const [a, v] of Object.entries({ width: 12, height: 12, fill: FILL[k] ?? '#999999', stroke: '#333333' })) r.setAttribute(a, String(v));
-    swatch.append(r);
-    legend.append(h('span', {}, swatch, document.createTextNode(` ${k}`)));
-  }
-  section.append(legend);
-  return section;
+  return h('section', { class: 'map-section' }, h('h3', { text: 'Block map' }), h('div', { class: 'map' }, drawing), hover);
 }
 
 worker.onmessage = (event) => {

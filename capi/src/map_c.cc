@@ -7,11 +7,13 @@
 #include "boundary.h"
 #include "kiln/base/escape.h"
 #include "kiln/block_map.h"
+#include "kiln/block_map_svg.h"
 #include "kiln/kiln_c_map.h"
 
 struct kiln_block_map {
   kiln::map::BlockMap map;
   std::string json;
+  std::string svg;  // the last kiln_block_map_svg
 };
 
 namespace {
@@ -178,6 +180,22 @@ KILN_C_API kiln_status kiln_block_map_json(const kiln_block_map* map, const char
   *json = map->json.c_str();
   if (length != nullptr) *length = map->json.size();
   return KILN_OK;
+}
+
+KILN_C_API kiln_status kiln_block_map_svg(kiln_block_map* map, const char* title,
+                                          size_t title_length, const char** svg, size_t* length) {
+  if (length != nullptr) *length = 0;
+  if (svg == nullptr) return KILN_BAD_ARGUMENT;
+  *svg = nullptr;
+  if (map == nullptr || (title == nullptr && title_length > 0)) return KILN_BAD_ARGUMENT;
+  return Guard(nullptr, [&] {
+    const std::string_view name =
+        title_length == 0 ? std::string_view() : std::string_view(title, title_length);
+    map->svg = kiln::map::Svg(map->map, kiln::base::Escape(name));
+    *svg = map->svg.c_str();
+    if (length != nullptr) *length = map->svg.size();
+    return KILN_OK;
+  });
 }
 
 KILN_C_API const char* kiln_region_kind_name(int32_t kind) {

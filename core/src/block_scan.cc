@@ -227,5 +227,52 @@ Check CheckBlock(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor*
   return scan.ranges_sorted() ? scan.SortedPayloadVerdict() : CheckPayloads(block, h, scratch);
 }
 
+// The checking order CheckBlock follows, as what each verdict implies held.
+Held HeldBefore(Rule r) {
+  switch (r) {
+    case Rule::H1:
+    case Rule::H2:
+    case Rule::H3:
+    case Rule::H4:
+    case Rule::H5:
+    case Rule::H6:
+    case Rule::H7:
+      return Held::kNothing;
+    case Rule::H8:
+    case Rule::H9:
+    case Rule::L1:
+    case Rule::D1:
+    case Rule::D2:
+    case Rule::D3:
+    case Rule::D4:
+    case Rule::D5:
+    case Rule::D6:
+    case Rule::D7:
+    case Rule::D8:
+    case Rule::D9:
+    case Rule::D10:
+    case Rule::N1:
+    case Rule::N2:
+    case Rule::O1:
+    case Rule::O2:
+    case Rule::O3:
+    case Rule::Q1:
+    case Rule::Q2:
+    case Rule::Q3:
+    case Rule::Q4:
+    case Rule::N3:
+    case Rule::N4:
+      return Held::kHeader;
+    case Rule::N5:
+    case Rule::Q5:
+    case Rule::Q6:
+    case Rule::Q7:
+    case Rule::P1:
+    case Rule::P2:
+      return Held::kDescriptors;
+  }
+  return Held::kNothing;
+}
+
 }  // namespace internal
 }  // namespace kiln

@@ -1,4 +1,5 @@
-// Rules P1, P2: the payload region as a whole.
+// Rules P1, P2: the payload region as a whole, and its walk in offset
+// order (the gaps P2 checks; with the ranges, what the block map draws).
 #include <algorithm>
 
 #include "kiln/internal/rules.h"
@@ -82,14 +83,17 @@ Check CheckNoOverlap(Bytes block, const OffsetOrder& order) {
   });
 }
 
-// The gaps between ranges, and after the last, to `gaps` (P2).
+// The gaps between ranges, and after the last, to `gaps` (P2), each range
+// to `on_range` (nothing for the rule; the block map's regions).
 // Precondition: P1 held, so each range starts at or after the cursor.
-Check WalkGaps(const HeaderInfo& h, const OffsetOrder& order, GapVisitor& gaps) {
+template <typename OnRange>
+Check WalkGaps(const HeaderInfo& h, const OffsetOrder& order, GapVisitor& gaps, OnRange on_range) {
   std::uint64_t cursor = 0;
-  Check e = order.Walk([&](std::uint32_t, Range r) -> Check {
+  Check e = order.Walk([&](std::uint32_t i, Range r) -> Check {
     if (r.begin != cursor) {
       if (Check g = gaps.Gap(cursor, r.begin)) return g;
     }
+    on_range(i, r);
     cursor = r.end;
     return std::nullopt;
   });
@@ -138,7 +142,14 @@ Check CheckGapZero(Bytes block, const HeaderInfo& h, std::uint64_t from, std::ui
 Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch, GapVisitor& gaps) {
   const OffsetOrder order(block, h.tensor_count, scratch);
   if (Check e = CheckNoOverlap(block, order)) return e;
-  return WalkGaps(h, order, gaps);
+  return WalkGaps(h, order, gaps, [](std::uint32_t, Range) {});
+}
+
+Check WalkPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch, PayloadVisitor& visitor) {
+  const OffsetOrder order(block, h.tensor_count, scratch);
+  if (Check e = CheckNoOverlap(block, order)) return e;
+  return WalkGaps(h, order, visitor,
+                  [&](std::uint32_t i, Range r) { visitor.Range(i, r.begin, r.end); });
 }
 
 Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch) {

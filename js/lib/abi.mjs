@@ -557,7 +557,7 @@ export class Kiln {
   // file's length (number or bigint); verdict: null for a valid block, or
   // the error of a rejection as validate gives it. Returns the map's JSON
   // object (kiln_block_map_json); its offsets are numbers below 2^53 or
-  // decimal strings.
+  // decimal strings; its `svg` is the map drawn (kiln_block_map_svg).
   blockMap(prefix, fileSize, verdict) {
     const bytes = byteView(prefix, 'blockMap');
     const size = readFileSize(fileSize, typedArrayByteLength(bytes));
@@ -585,7 +585,11 @@ export class Kiln {
         const map = this.#wordU32();
         try {
           if (this.#m._kiln_block_map_json(map, this.#word, 0) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_block_map_json');
-          return JSON.parse(this.#cString(this.#wordU32()));
+          const json = JSON.parse(this.#cString(this.#wordU32()));
+          // The map's one drawing (kiln_block_map_svg), the SVG `kiln inspect --map` writes.
+          if (this.#m._kiln_block_map_svg(map, 0, 0, this.#word, 0) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_block_map_svg');
+          json.svg = this.#cString(this.#wordU32());
+          return json;
         } finally {
           this.#m._kiln_block_map_free(map);
         }

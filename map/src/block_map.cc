@@ -1,138 +1,76 @@
+// The block map, built from what the validator holds: a Directory, or the
+// bytes a rejection was decided on and its Error. Every field offset, the
+// header's decode, the descriptor decode, the payload walk (the one P2 makes)
+// and what a verdict says held come from core; this file only names regions.
 #include "kiln/block_map.h"
 
 #include <algorithm>
-#include <array>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include "kiln/base/bytes.h"
-#include "kiln/base/checked.h"
 #include "kiln/base/escape.h"
+#include "kiln/internal/fields.h"
 #include "kiln/internal/layout.h"
+#include "kiln/internal/rules.h"
+#include "kiln/internal/scratch.h"
 
 namespace kiln::map {
 namespace {
 
-namespace hdr = internal::hdr;
-namespace desc = internal::desc;
+using internal::Bytes;
+using internal::Held;
 
-// A field's name and bytes; the offsets are core's (kiln/internal/layout.h),
-// the one place the format's layout is written down.
-struct Field {
-  std::size_t offset;
-  std::uint32_t size;
-  std::string_view name;
+// What the map may read: the block's first bytes, its header once H1..H7
+// held, its names and payload ranges once every descriptor rule held.
+struct Evidence {
+  Bytes bytes;
+  std::optional<HeaderInfo> header;
+  bool descriptors = false;        // the descriptor table is present and its rules held
+  const Directory* dir = nullptr;  // a valid block's directory
 };
 
-// docs/spec.md, section 2.2.
-constexpr std::array<Field, 9> kHeaderFields = {{
-    {hdr::kMagic, 4, "magic"},
-    {hdr::kVersion, 1, "version"},
-    {hdr::kFlags, 1, "flags"},
-    {hdr::kReserved0, 2, "reserved"},
-    {hdr::kTensorCount, 4, "tensor_count"},
-    {hdr::kNameBytes, 4, "name_bytes"},
-    {hdr::kPayloadBytes, 8, "payload_bytes"},
-    {hdr::kDirectoryBytes, 8, "directory_bytes"},
-    {hdr::kReserved1, 32, "reserved"},
-}};
-
-// docs/spec.md, section 2.3 (shape is eight slots of 8 bytes).
-constexpr std::array<Field, 17> kDescriptorFields = {{
-    {desc::kDtype, 2, "dtype"},
-    {desc::kRank, 1, "rank"},
-    {desc::kReserved0, 1, "reserved"},
-    {desc::kNameOff, 2, "name_off"},
-    {desc::kNameLen, 2, "name_len"},
-    {desc::kLayoutOff, 2, "layout_off"},
-    {desc::kLayoutLen, 2, "layout_len"},
-    {desc::kBlockSize, 4, "block_size"},
-    {desc::kQuantScheme, 2, "quant_scheme"},
-    {desc::kQuantAxis, 2, "quant_axis"},
-    {desc::kGroupSize, 4, "group_size"},
-    {desc::kScaleIndex, 4, "scale_index"},
-    {desc::kOuterIndex, 4, "outer_index"},
-    {desc::kByteOffset, 8, "byte_offset"},
-    {desc::kByteLength, 8, "byte_length"},
-    {desc::kShape, 64, "shape"},
-    {desc::kReserved1, 16, "reserved"},
-}};
-
-std::string Range(std::uint64_t first, std::uint64_t last) {
-  return first == last ? "byte " + std::to_string(first)
-                       : "bytes " + std::to_string(first) + ".." + std::to_string(last);
-}
-
-std::string FieldName(std::span<const Field> table, std::uint64_t within) {
-  for (const Field& f : table) {
-    if (f.size == 0 || within < f.offset || within >= std::uint64_t{f.offset} + f.size) continue;
-    std::string name(f.name);
-    if (name == "shape") {
-      const std::uint64_t slot = (within - f.offset) / 8;
-      return "shape[" + std::to_string(slot) + "] (" +
-             Range(f.offset + 8 * slot, f.offset + 8 * slot + 7) + ")";
+// The escaped, quoted name of tensor i (" \"name\""), or "" when the
+// names are not known or the block has none.
+std::string NameOf(const Evidence& ev, std::uint32_t i) {
+  if (!ev.descriptors || !ev.header->has_names()) return "";
+  std::string_view name;
+  if (ev.dir != nullptr) {
+    name = ev.dir->tensor(i).name;
+  } else {
+    const internal::RawDescriptor d =
+        internal::DecodeDescriptor(internal::DescriptorAt(ev.bytes, i));
+    const std::uint64_t begin = internal::HeapStart(ev.header->tensor_count) + d.name_off;
+    const std::uint64_t end = begin + d.name_len;
+    // N3 held: the slice lies in the heap. Checked again: a caller of the
+    // C ABI may call a block valid that is not.
+    if (std::uint64_t{d.name_off} + d.name_len > ev.header->name_bytes || end > ev.bytes.size()) {
+      return "";
     }
-    return name + " (" + Range(f.offset, f.offset + f.size - 1) + ")";
+    name = std::string_view(reinterpret_cast<const char*>(ev.bytes.data() + begin), d.name_len);
   }
-  return "byte " + std::to_string(within);
-}
-
-// Descriptor i's field at `within`, read from the prefix if it holds it.
-template <typename T>
-std::optional<T> DescriptorValue(std::span<const std::uint8_t> prefix, std::uint64_t i,
-                                 std::size_t within) {
-  const std::optional<std::uint64_t> at =
-      base::CheckedAdd(kHeaderSize + within, i * std::uint64_t{kDescriptorSize});
-  base::ByteReader r(prefix);
-  if (!at || !r.Skip64(*at)) return std::nullopt;
-  const auto b = r.ReadFixed<sizeof(T)>();
-  if (!b) return std::nullopt;
-  return base::LoadLe<T, 0>(*b);
-}
-
-// The escaped, quoted name of tensor i, or "" when the prefix does not hold
-// it or the block has no names.
-std::string NameOf(std::span<const std::uint8_t> prefix, const HeaderInfo& h, std::uint32_t i) {
-  if (!h.has_names()) return "";
-  const auto off = DescriptorValue<std::uint16_t>(prefix, i, 4);
-  const auto len = DescriptorValue<std::uint16_t>(prefix, i, 6);
-  if (!off || !len || *len == 0) return "";
-  const std::uint64_t heap = kHeaderSize + std::uint64_t{kDescriptorSize} * h.tensor_count;
-  const std::uint64_t begin = heap + *off;
-  if (std::uint64_t{*off} + *len > h.name_bytes || begin > prefix.size() ||
-      prefix.size() - begin < *len) {
-    return "";
-  }
-  const std::string_view text(reinterpret_cast<const char*>(prefix.data() + begin), *len);
+  if (name.empty()) return "";
   // Appended in place: " " + std::string&& trips GCC 12's -Wrestrict at -O3.
   std::string out = " ";
-  out += base::Quoted(text);
+  out += base::Quoted(name);
   return out;
 }
 
-// Every directory rule held: the names and payload ranges may be read.
-bool DirectoryHeld(const Error* verdict) {
-  if (verdict == nullptr) return true;
-  switch (verdict->rule) {
-    case Rule::N5:
-    case Rule::Q5:
-    case Rule::Q6:
-    case Rule::Q7:
-    case Rule::P1:
-    case Rule::P2:
-      return true;
-    default:
-      return false;
-  }
+std::string Plural(std::uint64_t n, std::string_view one, std::string_view many) {
+  std::string out = std::to_string(n);
+  out += ' ';
+  out += n == 1 ? one : many;
+  return out;
 }
 
 class Builder {
  public:
   explicit Builder(BlockMap* m) : m_(m) {}
+
+  // [begin, end), the part past the end of the file as missing.
   void Add(RegionKind kind, std::uint64_t begin, std::uint64_t end, std::string label,
            std::optional<std::uint32_t> tensor = std::nullopt) {
     if (end <= begin) return;
-    // The part past the end of the file was declared but is missing.
     if (begin < m_->file_size) {
       const std::uint64_t present_end = std::min(end, m_->file_size);
       m_->regions.push_back({kind, begin, present_end, tensor, label});
@@ -150,43 +88,135 @@ class Builder {
   BlockMap* m_;
 };
 
-void AddPayloads(std::span<const std::uint8_t> prefix, const HeaderInfo& h, bool ranges_known,
-                 Builder& b) {
-  const std::uint64_t base = h.payload_base;
-  const std::uint64_t end = h.block_length;
-  const std::uint64_t table_end =
-      kHeaderSize + std::uint64_t{kDescriptorSize} * std::uint64_t{h.tensor_count};
-  if (!ranges_known || h.tensor_count > kMaxItemRegions || prefix.size() < table_end) {
-    b.Add(RegionKind::kPayload, base, end,
-          "payload region (" + std::to_string(h.payload_bytes) + " bytes, " +
-              std::to_string(h.tensor_count) + (h.tensor_count == 1 ? " tensor)" : " tensors)"));
-    return;
+// The payload region in offset order, from core's walk (WalkPayloads, the
+// walk rule P2 makes): a region per tensor range and per gap.
+class PayloadRegions final : public internal::PayloadVisitor {
+ public:
+  explicit PayloadRegions(const HeaderInfo& h) : h_(h) {}
+
+  internal::Check Gap(std::uint64_t from, std::uint64_t to) override {
+    Take({RegionKind::kGap, from, to, std::nullopt, "gap (no tensor)"});
+    return std::nullopt;
   }
-  struct Span {
-    std::uint64_t offset;
-    std::uint64_t length;
-    std::uint32_t index;
+  void Range(std::uint32_t i, std::uint64_t begin, std::uint64_t end) override {
+    Take({RegionKind::kPayload, begin, end, i, ""});
+  }
+
+  // Relative to payload_base; labels of payloads are filled in by the caller.
+  [[nodiscard]] std::vector<Region>& pieces() { return pieces_; }
+
+ private:
+  // Kept only in order and inside the region (as P1, D8 and D9 make them;
+  // checked again for a block a C caller calls valid).
+  void Take(Region r) {
+    if (r.begin < cursor_ || r.end <= r.begin || r.end > h_.payload_bytes) return;
+    cursor_ = r.end;
+    pieces_.push_back(std::move(r));
+  }
+
+  const HeaderInfo& h_;
+  std::uint64_t cursor_ = 0;
+  std::vector<Region> pieces_;
+};
+
+void AddPayloads(const Evidence& ev, Builder& b) {
+  const HeaderInfo& h = *ev.header;
+  const auto whole = [&](std::string_view why) {
+    b.Add(RegionKind::kPayload, h.payload_base, h.block_length,
+          "payload region (" + Plural(h.payload_bytes, "byte", "bytes") + ", " +
+              Plural(h.tensor_count, "tensor", "tensors") + std::string(why) + ")");
   };
-  std::vector<Span> spans;
-  for (std::uint32_t i = 0; i < h.tensor_count; ++i) {
-    const auto off = DescriptorValue<std::uint64_t>(prefix, i, 32);
-    const auto len = DescriptorValue<std::uint64_t>(prefix, i, 40);
-    if (!off || !len || *len == 0) continue;
-    const std::optional<std::uint64_t> stop = base::CheckedAdd(*off, *len);
-    if (!stop || *stop > h.payload_bytes) continue;  // D8/D9 held; kept safe anyway
-    spans.push_back({*off, *len, i});
+  if (!ev.descriptors || h.tensor_count > kMaxItemRegions) return whole("");
+  internal::Scratch scratch({});
+  PayloadRegions walk(h);
+  if (internal::WalkPayloads(ev.bytes, h, scratch, walk)) {
+    return whole("; ranges overlap (rule P1)");
   }
-  std::sort(spans.begin(), spans.end(),
-            [](const Span& a, const Span& c) { return a.offset < c.offset; });
-  std::uint64_t at = 0;  // relative to payload_base
-  for (const Span& s : spans) {
-    if (s.offset < at) continue;  // overlapping (P1): the mark shows it
-    if (s.offset > at) b.Add(RegionKind::kGap, base + at, base + s.offset, "gap (no tensor)");
-    b.Add(RegionKind::kPayload, base + s.offset, base + s.offset + s.length,
-          "payload of tensor " + std::to_string(s.index) + NameOf(prefix, h, s.index), s.index);
-    at = s.offset + s.length;
+  std::uint64_t at = 0;
+  for (Region& r : walk.pieces()) {
+    if (r.begin > at)
+      b.Add(RegionKind::kGap, h.payload_base + at, h.payload_base + r.begin, "gap (no tensor)");
+    if (r.kind == RegionKind::kPayload) {
+      r.label = "payload of tensor " + std::to_string(*r.tensor) + NameOf(ev, *r.tensor);
+    }
+    b.Add(r.kind, h.payload_base + r.begin, h.payload_base + r.end, std::move(r.label), r.tensor);
+    at = r.end;
   }
-  if (at < h.payload_bytes) b.Add(RegionKind::kGap, base + at, end, "gap (no tensor)");
+  if (at < h.payload_bytes) {
+    b.Add(RegionKind::kGap, h.payload_base + at, h.block_length, "gap (no tensor)");
+  }
+}
+
+void AddDirectory(const Evidence& ev, Builder& b) {
+  const HeaderInfo& h = *ev.header;
+  const std::uint32_t n = h.tensor_count;
+  const std::uint32_t each = std::min(n, kMaxItemRegions);
+  for (std::uint32_t i = 0; i < each; ++i) {
+    const std::uint64_t at = internal::DescriptorFieldOffset(i, 0);
+    b.Add(RegionKind::kDescriptor, at, at + kDescriptorSize,
+          "descriptor " + std::to_string(i) + NameOf(ev, i), i);
+  }
+  const std::uint64_t table_end = internal::HeapStart(n);
+  if (each < n) {
+    b.Add(RegionKind::kDescriptor, internal::HeapStart(each), table_end,
+          "descriptors " + std::to_string(each) + ".." + std::to_string(n - 1));
+  }
+  const std::uint64_t dir_end = kHeaderSize + h.directory_bytes;
+  b.Add(RegionKind::kNameHeap, table_end, dir_end,
+        "name heap (" + Plural(h.name_bytes, "byte", "bytes") + ")");
+  b.Add(RegionKind::kPadding, dir_end, h.payload_base, "directory padding");
+}
+
+BlockMap Build(const Evidence& ev, std::uint64_t file_size, const Error* verdict) {
+  BlockMap m;
+  m.file_size = file_size;
+  Builder b(&m);
+  b.Add(RegionKind::kHeader, 0, kHeaderSize, "header");
+  if (!ev.header) {
+    b.Add(RegionKind::kUnknown, kHeaderSize, file_size,
+          "rest of the file (layout unknown: the header broke a rule)");
+  } else {
+    m.header_known = true;
+    m.header = *ev.header;
+    AddDirectory(ev, b);
+    AddPayloads(ev, b);
+    if (file_size > m.header.block_length) {
+      b.Add(RegionKind::kTrailing, m.header.block_length, file_size, "bytes after block_length");
+    }
+  }
+  if (verdict != nullptr) {
+    Mark mark;
+    mark.offset = verdict->offset;
+    mark.tensor = verdict->tensor;
+    mark.place = Locate(m, verdict->offset);
+    mark.field = FieldAt(m, verdict->offset);
+    mark.verdict = verdict->ToString();
+    m.mark = std::move(mark);
+  }
+  return m;
+}
+
+void AppendBytes(std::uint64_t first, std::uint64_t last, std::string& out) {
+  out += first == last ? "byte " : "bytes ";
+  out += std::to_string(first);
+  if (first == last) return;
+  out += "..";
+  out += std::to_string(last);
+}
+
+// The field and its bytes, "byte_length (bytes A..B)" or "shape[K] (bytes A..B)",
+// within the record that starts at `record`.
+std::string FieldText(const Place& p, std::uint64_t record) {
+  std::string out(p.field);
+  if (p.slot) {
+    out += '[';
+    out += std::to_string(*p.slot);
+    out += ']';
+  }
+  out += " (";
+  AppendBytes(p.begin - record, p.end - 1 - record, out);
+  out += ')';
+  return out;
 }
 
 }  // namespace
@@ -215,92 +245,104 @@ std::string_view RegionKindName(RegionKind kind) {
   return "unknown";
 }
 
-BlockMap Describe(std::span<const std::uint8_t> prefix, std::uint64_t file_size,
-                  const Error* verdict) {
-  BlockMap m;
-  m.file_size = file_size;
-  if (prefix.size() > file_size) prefix = prefix.first(static_cast<std::size_t>(file_size));
-  Builder b(&m);
-  const Result<HeaderInfo> header = ReadHeader(prefix);
-  if (!header.ok()) {
-    b.Add(RegionKind::kHeader, 0, kHeaderSize, "header");
-    if (file_size > kHeaderSize) {
-      b.Add(RegionKind::kUnknown, kHeaderSize, file_size,
-            "rest of the file (layout unknown: the header broke a rule)");
-    }
-  } else {
-    const HeaderInfo& h = header.value();
-    m.header_known = true;
-    m.header = h;
-    const bool held = DirectoryHeld(verdict);
-    b.Add(RegionKind::kHeader, 0, kHeaderSize, "header");
-    const std::uint32_t n = h.tensor_count;
-    const std::uint32_t each = std::min(n, kMaxItemRegions);
-    for (std::uint32_t i = 0; i < each; ++i) {
-      const std::uint64_t at = kHeaderSize + std::uint64_t{kDescriptorSize} * i;
-      b.Add(RegionKind::kDescriptor, at, at + kDescriptorSize,
-            "descriptor " + std::to_string(i) + (held ? NameOf(prefix, h, i) : ""), i);
-    }
-    const std::uint64_t table_end = kHeaderSize + std::uint64_t{kDescriptorSize} * n;
-    if (each < n) {
-      b.Add(RegionKind::kDescriptor, kHeaderSize + std::uint64_t{kDescriptorSize} * each, table_end,
-            "descriptors " + std::to_string(each) + ".." + std::to_string(n - 1));
-    }
-    const std::uint64_t dir_end = kHeaderSize + h.directory_bytes;
-    b.Add(RegionKind::kNameHeap, table_end, dir_end,
-          "name heap (" + std::to_string(h.name_bytes) + " bytes)");
-    b.Add(RegionKind::kPadding, dir_end, h.payload_base, "directory padding");
-    AddPayloads(prefix, h, held, b);
-    if (file_size > h.block_length) {
-      b.Add(RegionKind::kTrailing, h.block_length, file_size, "bytes after block_length");
-    }
-  }
-  if (verdict != nullptr) {
-    Mark mark;
-    mark.offset = verdict->offset;
-    mark.tensor = verdict->tensor;
-    mark.field = FieldAt(m, verdict->offset);
-    mark.verdict = verdict->ToString();
-    m.mark = std::move(mark);
-  }
-  return m;
+BlockMap Describe(const Directory& dir, std::uint64_t file_size) {
+  const Evidence ev{dir.block(), dir.header(), true, &dir};
+  return Build(ev, file_size, nullptr);
 }
 
-BlockMap Describe(const Directory& dir, std::uint64_t file_size) {
-  return Describe(dir.block(), file_size, nullptr);
+BlockMap Describe(std::span<const std::uint8_t> bytes, std::uint64_t file_size,
+                  const Error* verdict) {
+  if (bytes.size() > file_size) bytes = bytes.first(static_cast<std::size_t>(file_size));
+  const Held held = verdict == nullptr ? Held::kDescriptors : internal::HeldBefore(verdict->rule);
+  Evidence ev{bytes, std::nullopt, false, nullptr};
+  if (held != Held::kNothing) {
+    // H1..H7 held on these bytes: core's header check is their decode.
+    Result<HeaderInfo> h = internal::CheckHeader(bytes, Limits{});
+    if (h.ok()) ev.header = h.value();
+  }
+  ev.descriptors = ev.header && held == Held::kDescriptors &&
+                   bytes.size() >= internal::HeapStart(ev.header->tensor_count);
+  return Build(ev, file_size, verdict);
+}
+
+Place Locate(const BlockMap& map, std::uint64_t offset) {
+  Place p;
+  const auto in_field = [&](RegionKind kind, std::uint64_t record, const internal::FieldHit& f) {
+    p.kind = kind;
+    p.field = f.name;
+    p.slot = f.slot;
+    p.begin = record + f.offset;
+    p.end = p.begin + f.size;
+    return p;
+  };
+  const auto in_region = [&](RegionKind kind, std::uint64_t begin, std::uint64_t end) {
+    p.kind = kind;
+    p.begin = begin;
+    p.end = end;
+    return p;
+  };
+  if (offset < kHeaderSize) {
+    return in_field(RegionKind::kHeader, 0,
+                    internal::HeaderFieldAt(static_cast<std::size_t>(offset)));
+  }
+  if (!map.header_known) return in_region(RegionKind::kUnknown, offset, offset + 1);
+  const HeaderInfo& h = map.header;
+  const std::uint64_t table_end = internal::HeapStart(h.tensor_count);
+  const std::uint64_t dir_end = kHeaderSize + h.directory_bytes;
+  if (offset < table_end) {
+    const auto i = static_cast<std::uint32_t>((offset - kHeaderSize) / kDescriptorSize);
+    const std::uint64_t record = internal::DescriptorFieldOffset(i, 0);
+    p.record = i;
+    return in_field(RegionKind::kDescriptor, record,
+                    internal::DescriptorFieldAt(static_cast<std::size_t>(offset - record)));
+  }
+  if (offset < dir_end) return in_region(RegionKind::kNameHeap, table_end, dir_end);
+  if (offset < h.payload_base) return in_region(RegionKind::kPadding, dir_end, h.payload_base);
+  if (offset >= h.block_length) {
+    return in_region(RegionKind::kTrailing, h.block_length, std::max(map.file_size, offset + 1));
+  }
+  for (std::size_t i = 0; i < map.regions.size(); ++i) {
+    const Region& r = map.regions[i];
+    if (r.begin <= offset && offset < r.end &&
+        (r.kind == RegionKind::kPayload || r.kind == RegionKind::kGap)) {
+      p.record = r.tensor;
+      p.region = i;
+      return in_region(r.kind, r.begin, r.end);
+    }
+  }
+  return in_region(RegionKind::kPayload, h.payload_base, h.block_length);
 }
 
 std::string FieldAt(const BlockMap& map, std::uint64_t offset) {
+  const Place p = Locate(map, offset);
   std::string field;
-  if (offset < kHeaderSize) {
-    field = "header, " + FieldName(kHeaderFields, offset);
-  } else if (!map.header_known) {
-    field = "byte " + std::to_string(offset) + " (after the header; layout unknown)";
-  } else {
-    const HeaderInfo& h = map.header;
-    const std::uint64_t table_end =
-        kHeaderSize + std::uint64_t{kDescriptorSize} * std::uint64_t{h.tensor_count};
-    const std::uint64_t dir_end = kHeaderSize + h.directory_bytes;
-    if (offset < table_end) {
-      const std::uint64_t i = (offset - kHeaderSize) / kDescriptorSize;
-      const std::uint64_t within = (offset - kHeaderSize) % kDescriptorSize;
-      field = "descriptor " + std::to_string(i) + ", " + FieldName(kDescriptorFields, within);
-    } else if (offset < dir_end) {
-      field = "name heap, byte " + std::to_string(offset - table_end);
-    } else if (offset < h.payload_base) {
-      field = "directory padding, byte " + std::to_string(offset - dir_end);
-    } else if (offset < h.block_length) {
-      field = "payload region, byte " + std::to_string(offset - h.payload_base);
-      const auto holder =
-          std::find_if(map.regions.begin(), map.regions.end(), [&](const Region& r) {
-            return r.begin <= offset && offset < r.end &&
-                   (r.kind == RegionKind::kPayload || r.kind == RegionKind::kGap);
-          });
-      if (holder != map.regions.end()) field += " (" + holder->label + ")";
-    } else {
+  switch (p.kind) {
+    case RegionKind::kHeader:
+      field = "header, " + FieldText(p, 0);
+      break;
+    case RegionKind::kUnknown:
+      field = "byte " + std::to_string(offset) + " (after the header; layout unknown)";
+      break;
+    case RegionKind::kDescriptor:
+      field = "descriptor " + std::to_string(*p.record) + ", " +
+              FieldText(p, internal::DescriptorFieldOffset(*p.record, 0));
+      break;
+    case RegionKind::kNameHeap:
+      field = "name heap, byte " + std::to_string(offset - p.begin);
+      break;
+    case RegionKind::kPadding:
+      field = "directory padding, byte " + std::to_string(offset - p.begin);
+      break;
+    case RegionKind::kPayload:
+    case RegionKind::kGap:
+    case RegionKind::kMissing:
+      field = "payload region, byte " + std::to_string(offset - map.header.payload_base);
+      if (p.region) field += " (" + map.regions[*p.region].label + ")";
+      break;
+    case RegionKind::kTrailing:
       field = "byte " + std::to_string(offset) + ", after block_length " +
-              std::to_string(h.block_length);
-    }
+              std::to_string(map.header.block_length);
+      break;
   }
   if (offset >= map.file_size) {
     field += "; the file ends at byte " + std::to_string(map.file_size);

@@ -203,6 +203,16 @@ test('an invalid golden file: the verdict of kiln validate and the deciding byte
   assert.equal(card.rule, 'D7');
   assert.equal(card.mark, card.offset);
   assert.equal(card.markText, 'deciding byte 104: descriptor 0, byte_length (bytes 40..47)');
+  // The page shows the drawing `kiln inspect --map` writes (one renderer):
+  // the same regions at the same places, the mark at the same byte.
+  const drawn = spawnSync(kiln, ['inspect', '--map', file], { encoding: 'utf8' }).stdout;
+  const cliRects = [...drawn.matchAll(/<rect class="region [^"]*" data-kind="([^"]*)" data-begin="(\d+)" data-end="(\d+)" x="([\d.]+)" y="[\d.]+" width="([\d.]+)"/g)]
+    .map((m) => m.slice(1).join(' '));
+  const pageRects = await page.$$eval('rect.region', (rs) => rs.map((r) =>
+    ['data-kind', 'data-begin', 'data-end', 'x', 'width'].map((a) => r.getAttribute(a)).join(' ')));
+  assert.ok(cliRects.length >= 3);
+  assert.deepEqual(pageRects, cliRects);
+  assert.match(drawn, new RegExp(`<g id="mark" class="mark" data-offset="${card.offset}">`));
   const href = await page.$eval('a.rule-link', (a) => a.getAttribute('href'));
   assert.equal(href, 'lib/rules.html#D7');
   // Hovering a region names it and its byte range.

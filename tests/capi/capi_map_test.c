@@ -24,6 +24,9 @@ static void check_case(const char *dir, const char *name) {
   uint32_t i, n = 0;
   uint64_t at = 0;
   const char *json = NULL;
+  const char *svg = NULL;
+  size_t svg_length = 0;
+  char expect[128];
   error.struct_size = sizeof error;
   mark.struct_size = sizeof mark;
   region.struct_size = sizeof region;
@@ -52,6 +55,24 @@ static void check_case(const char *dir, const char *name) {
     CHECK(mark.field_length > 0, name);
   }
   CHECK(kiln_block_map_json(map, &json, NULL) == KILN_OK && json != NULL && json[0] == '{', name);
+  /* The one drawing: the SVG kiln inspect --map writes, the mark at the
+   * verdict's byte. */
+  CHECK(kiln_block_map_svg(map, name, strlen(name), &svg, &svg_length) == KILN_OK && svg != NULL &&
+            strlen(svg) == svg_length && strncmp(svg, "<?xml", 5) == 0 &&
+            strstr(svg, name) != NULL,
+        name);
+  if (verdict == KILN_OK) {
+    CHECK(svg != NULL && strstr(svg, "id=\"mark\"") == NULL, name);
+  } else {
+    snprintf(expect, sizeof expect, "id=\"mark\" class=\"mark\" data-offset=\"%llu\"",
+             (unsigned long long)error.offset);
+    CHECK(svg != NULL && strstr(svg, expect) != NULL, name);
+  }
+  CHECK(kiln_block_map_svg(map, NULL, 1, &svg, &svg_length) == KILN_BAD_ARGUMENT && svg == NULL &&
+            svg_length == 0,
+        name);
+  CHECK(kiln_block_map_svg(map, NULL, 0, NULL, NULL) == KILN_BAD_ARGUMENT, name);
+  CHECK(kiln_block_map_svg(NULL, NULL, 0, &svg, NULL) == KILN_BAD_ARGUMENT, name);
   kiln_block_map_free(map);
 }
 

@@ -87,6 +87,15 @@ KILN_C_API kiln_status kiln_block_map_mark(const kiln_block_map *map, kiln_map_m
  * gets its length. */
 KILN_C_API kiln_status kiln_block_map_json(const kiln_block_map *map, const char **json,
                                            size_t *length);
+/* The map drawn as a standalone SVG document (UTF-8, NUL-terminated), the
+ * one drawing of the map: what `kiln inspect --map` writes, and what the
+ * browser page shows. title (title_length bytes, escaped here as names are;
+ * may be NULL when title_length is 0) names the file. *svg is owned by the
+ * map and lives until the next kiln_block_map_svg on it or
+ * kiln_block_map_free (so two threads must not call it on one map at once).
+ * *length (may be NULL) gets its length. */
+KILN_C_API kiln_status kiln_block_map_svg(kiln_block_map *map, const char *title,
+                                          size_t title_length, const char **svg, size_t *length);
 /* "header", "descriptor", "name-heap", "padding", "payload", "gap",
  * "trailing", "missing", "unknown"; "" for another value (static). */
 KILN_C_API const char *kiln_region_kind_name(int32_t kind);

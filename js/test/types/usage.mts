@@ -134,6 +134,7 @@ exact<
     } | null;
     regions: Array<{ kind: string; begin: JsonU64; end: JsonU64; tensor: number | null; label: string }>;
     mark: { offset: JsonU64; tensor: number | null; field: string; verdict: string } | null;
+    svg: string;
   }
 >(true);
 exact<Region, { kind: string; begin: bigint; end: bigint; tensor: number | null; label: string }>(true);
@@ -152,6 +153,7 @@ exact<
     } | null;
     regions: Region[];
     mark: { offset: bigint; tensor: number | null; field: string; verdict: string } | null;
+    svg: string;
   }
 >(true);
 exact<BlockMap, { describe(prefix: Uint8Array, fileSize: number | bigint, verdict?: KilnError | null): BlockMapDescription }>(true);
@@ -259,6 +261,8 @@ function checkDescription(d: BlockMapDescription): void {
     const u64: bigint[] = [h.payloadBytes, h.directoryBytes, h.payloadBase, h.blockLength];
     must(u32.every((v) => typeof v === 'number') && u64.every((v) => typeof v === 'bigint'), 'description header');
   }
+  const svg: string = d.svg;
+  must(typeof svg === 'string' && svg.startsWith('<?xml') && svg.endsWith('</svg>\n'), 'description svg');
   const regions: Region[] = d.regions;
   for (const r of regions) {
     const begin: bigint = r.begin;

@@ -1,10 +1,13 @@
 // The block map: a Kiln v2 block described as byte regions, for a person to
 // look at (`kiln inspect --map`, the browser page).
 //
-// It describes a valid block from its directory region, and a rejected one
-// from what is known: the header's layout if rules H1..H7 held, the payload
-// ranges if every directory rule held (a P1 or P2 rejection), and the
-// deciding byte with the field or tensor it belongs to. Every label is
+// It is a view of the verdict, built from what the validator holds: a valid
+// block from its Directory, a rejected one from the bytes the verdict was
+// decided on and the Error, drawing what the verdict says held (the header's
+// layout if rules H1..H7 held, names and payload ranges if every descriptor
+// rule held) and marking the verdict's own byte with the field that holds
+// it. Field offsets, the decode and the payload walk are core's (the field
+// table of kiln/internal/fields.h, WalkPayloads, the walk rule P2 makes). Every label is
 // escaped by base::Escape / base::Quoted, as `kiln validate` escapes names.
 //
 // Memory is bounded by the bytes given: at most kMaxItemRegions descriptors
@@ -49,10 +52,29 @@ struct Region {
   std::string label;  // escaped: safe on a terminal, still needs XML/HTML escaping
 };
 
-// The deciding byte of a rejection.
+// Where a byte lies: the region and, in the header or a descriptor, the
+// field of docs/spec.md (sections 2.2, 2.3) that holds it, from core's field
+// table.
+struct Place {
+  RegionKind kind = RegionKind::kUnknown;
+  // The descriptor holding the byte (kDescriptor), or the tensor whose
+  // payload holds it (kPayload).
+  std::optional<std::uint32_t> record;
+  std::string_view field;  // "magic", "byte_length", "shape" ...; "" outside the two records
+  std::optional<std::size_t> slot;  // the shape slot, for a byte of the shape
+  // The bytes of that field (of the slot, for the shape), else of the
+  // region holding the byte: [begin, end) from the start of the file.
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::optional<std::size_t> region;  // the payload or gap region holding it, if drawn
+};
+
+// The deciding byte of a rejection: the verdict's own offset, and where it
+// lies.
 struct Mark {
-  std::uint64_t offset = 0;
+  std::uint64_t offset = 0;  // Error::offset
   std::optional<std::uint32_t> tensor;
+  Place place;
   std::string field;    // e.g. "descriptor 2, byte_length (bytes 40..47)"
   std::string verdict;  // Error::ToString()
 };
@@ -68,18 +90,27 @@ struct BlockMap {
 
 inline constexpr std::uint32_t kMaxItemRegions = 1024;
 
-// `prefix` is the start of the file (the whole file, or at least its first
-// payload_base bytes for a map with names and payload ranges; fewer bytes
-// give less detail, never a wrong region). `file_size` is the whole file's
-// length. `verdict` is the rejection, or nullptr for a valid block.
-[[nodiscard]] BlockMap Describe(std::span<const std::uint8_t> prefix, std::uint64_t file_size,
-                                const Error* verdict);
-
-// A valid block: its directory (from Parse or a StreamValidator).
+// A valid block: its directory (from Parse, a StreamValidator or a
+// RangeValidator), read through it: its header, names and bytes.
 [[nodiscard]] BlockMap Describe(const Directory& dir, std::uint64_t file_size);
 
-// The name of the field that holds byte `offset` (header fields, descriptor
-// fields from docs/spec.md section 2.3, name heap, padding, payload).
+// A rejected block: `bytes`, the start of the file the verdict was decided
+// on (the whole file for Parse, the bytes a stream kept), `file_size` the
+// whole file's length and `verdict` the rejection. What the verdict says
+// held (core's HeldBefore) decides what is drawn: the header's layout once
+// H1..H7 held, names and payload ranges once every descriptor rule held.
+// The deciding byte is marked at verdict->offset. A null verdict says the
+// caller found the block valid (the C ABI's kiln_block_map_new); every read
+// is still bounded by `bytes`.
+[[nodiscard]] BlockMap Describe(std::span<const std::uint8_t> bytes, std::uint64_t file_size,
+                                const Error* verdict);
+
+// Where byte `offset` lies in the map (header field, descriptor field, name
+// heap, padding, payload or gap, past block_length).
+[[nodiscard]] Place Locate(const BlockMap& map, std::uint64_t offset);
+
+// The name of the field that holds byte `offset`, as text: Locate's answer,
+// e.g. "descriptor 2, byte_length (bytes 40..47)".
 [[nodiscard]] std::string FieldAt(const BlockMap& map, std::uint64_t offset);
 
 }  // namespace kiln::map

@@ -55,12 +55,26 @@ class GapVisitor {
   [[nodiscard]] virtual Check Gap(std::uint64_t from, std::uint64_t to) = 0;
 };
 
+// Receives the payload region in offset order: each tensor's nonzero range
+// [begin, end) and each gap, relative to payload_base.
+class PayloadVisitor : public GapVisitor {
+ public:
+  virtual void Range(std::uint32_t i, std::uint64_t begin, std::uint64_t end) = 0;
+};
+
 // P1, P2 over the payload region, sorting the ranges by offset.
 [[nodiscard]] Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch);
 // P1, then every gap to `gaps` (P2 is the visitor's to check). Needs only
 // the descriptors: `block` may end at payload_base.
 [[nodiscard]] Check CheckPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch,
                                   GapVisitor& gaps);
+// P1, then the walk CheckPayloads makes for P2, ranges included: every
+// tensor's range and every gap to `visitor`, in offset order; returns the P1
+// rejection, or what visitor.Gap returned. Precondition: D8 and D9 held for
+// every descriptor (each range lies inside payload_bytes); `block` holds
+// the descriptors.
+[[nodiscard]] Check WalkPayloads(Bytes block, const HeaderInfo& h, Scratch& scratch,
+                                 PayloadVisitor& visitor);
 // The P2 rejection for payload byte `pos` (relative to payload_base).
 [[nodiscard]] Error GapByteError(const HeaderInfo& h, std::uint64_t pos, std::uint8_t value);
 // P2 on `seen`, uncovered payload bytes that start at payload offset `pos`:
@@ -74,6 +88,14 @@ class GapVisitor {
 // need not be present) and P2 is left to `gaps` (CheckPayloads above).
 [[nodiscard]] Check CheckBlock(Bytes block, const HeaderInfo& h, Scratch& scratch,
                                GapVisitor* gaps);
+// What a verdict says of the block: the checks that run before its rule
+// (docs/spec.md, section 4) held.
+enum class Held : std::uint8_t {
+  kNothing,      // H1..H7: the header is not known
+  kHeader,       // H8, H9, L1, D1..Q4, N3, N4: H1..H7 held
+  kDescriptors,  // N5, Q5..Q7, P1, P2: every descriptor rule, N3 and N4 held
+};
+[[nodiscard]] Held HeldBefore(Rule r);
 // P1 for tensor i, whose range overlaps that of tensor prev.
 [[nodiscard]] Error OverlapError(Bytes block, std::uint32_t i, std::uint32_t prev);
 // P2 over the payload bytes [from, to), offsets from the payload region.

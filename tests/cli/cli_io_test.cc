@@ -20,6 +20,7 @@
 #include "kiln/writer.h"
 #include "support/golden.h"
 #include "support/temp_dir.h"
+#include "support/write_block.h"
 
 namespace kiln {
 namespace {
@@ -103,8 +104,7 @@ void WriteBlock(const std::string& path, const std::string& first, std::uint32_t
     r.shape = {1};
     ASSERT_TRUE(w.Add(r, Payload::Bytes(kByte)).ok());
   }
-  const WriteFileResult n = w.WriteToFile(path);
-  ASSERT_TRUE(n.ok()) << n.ToString();
+  ASSERT_TRUE(testing::WriteBlockFile(w, path));
 }
 
 // Before the fix every row was padded to the widest name: one 5,000-byte

@@ -246,37 +246,6 @@ Result<BlockPlan> BlockWriter::Plan() const {
   return BlockPlan(this, std::move(head), payload_end_);
 }
 
-Result<std::uint64_t> BlockWriter::BlockLength() const {
-  Result<BlockPlan> plan = Plan();
-  if (!plan.ok()) return plan.error();
-  return plan.value().block_length();
-}
-
-WriteResult<std::uint64_t> BlockWriter::WriteTo(const ByteSink& sink) const {
-  Result<BlockPlan> plan = Plan();
-  if (!plan.ok()) return plan.error();
-  Result<std::uint64_t, WriteError> n = plan.value().WriteTo(sink);
-  if (!n.ok()) return n.error();
-  return n.value();
-}
-
-WriteResult<std::vector<std::uint8_t>> BlockWriter::WriteToMemory() const {
-  Result<BlockPlan> plan = Plan();
-  if (!plan.ok()) return plan.error();
-  Result<std::vector<std::uint8_t>, WriteError> out = plan.value().WriteToMemory();
-  if (!out.ok()) return out.error();
-  return std::move(out).value();
-}
-
-WriteFileResult BlockWriter::WriteToFile(const std::string& path) const {
-  // Rules first: a request that breaks one writes nothing at all.
-  Result<BlockPlan> plan = Plan();
-  if (!plan.ok()) return plan.error();
-  Result<std::uint64_t, WriteError> n = plan.value().WriteToFile(path);
-  if (!n.ok()) return n.error();
-  return n.value();
-}
-
 Result<std::uint64_t, WriteError> BlockPlan::WriteTo(const ByteSink& sink) const {
   auto refused = [](std::uint64_t at) {
     return WriteError{

@@ -6,10 +6,11 @@
 #include "kiln/formats/npy.h"
 #include "kiln/writer.h"
 #include "mapped_file.h"
-#include "output_file.h"
 #include "progress.h"
 #include "reader_limits.h"
 #include "report.h"
+#include "source_payload.h"
+#include "write_block.h"
 
 namespace kiln::cli {
 namespace {

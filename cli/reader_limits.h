@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "kiln/formats/policy.h"
-#include "kiln/writer.h"
 
 namespace kiln::cli {
 

@@ -1,32 +1,19 @@
-// Writing the outputs of pack, unpack and convert: every file goes through
-// kiln::base::OutputFile (a fresh temporary next to the target, fsync'd and
-// renamed into place).
-#ifndef KILN_CLI_OUTPUT_FILE_H_
-#define KILN_CLI_OUTPUT_FILE_H_
+// The block kiln pack and kiln convert write: the writer's plan, sealed
+// once, checked against --max-block-bytes, written to OUT (through
+// kiln::base::OutputFile: a fresh temporary next to OUT, fsync'd and renamed
+// into place), and its outcome reported with the command's exit code.
+#ifndef KILN_CLI_WRITE_BLOCK_H_
+#define KILN_CLI_WRITE_BLOCK_H_
 
-#include <cstdint>
 #include <functional>
 #include <ostream>
-#include <span>
 #include <string>
 #include <string_view>
 
-#include "kiln/base/output_file.h"
 #include "kiln/writer.h"
-#include "progress.h"
 #include "reader_limits.h"
 
 namespace kiln::cli {
-
-using OutputFile = base::OutputFile;
-
-// Writes all of `bytes` to `fd` in chunks of at most 1 MiB, advancing
-// `progress` (may be null) as it goes. Returns an errno value, 0 on success.
-[[nodiscard]] int WriteAll(int fd, std::span<const std::uint8_t> bytes, Progress* progress);
-
-// Appends `bytes` to `file` in chunks of at most 1 MiB, advancing
-// `progress` (may be null). False (and file.error()) on an I/O error.
-bool WriteWithProgress(OutputFile& file, std::span<const std::uint8_t> bytes, Progress* progress);
 
 // Seals the block (BlockWriter::Plan, once) and, when it fits `limits`,
 // writes it to `path` (BlockPlan::WriteToFile). Returns an exit code and
@@ -40,12 +27,6 @@ bool WriteWithProgress(OutputFile& file, std::span<const std::uint8_t> bytes, Pr
                                  const std::string& path, std::string_view who, bool input_fault,
                                  std::ostream& err, const std::function<bool()>& report = {});
 
-// Writes `line` to `out` and flushes it, and checks `err` (where a command
-// may have listed what it could not carry): true when both were written.
-// For the report a command writes before it commits its output.
-[[nodiscard]] bool ReportBeforeCommit(std::ostream& out, std::ostream& err, std::string_view who,
-                                      const std::string& line);
-
 }  // namespace kiln::cli
 
-#endif  // KILN_CLI_OUTPUT_FILE_H_
+#endif  // KILN_CLI_WRITE_BLOCK_H_

@@ -175,6 +175,12 @@ class BlockWriter {
 
  private:
   friend class BlockPlan;
+  // The steps of Add (writer.cc).
+  [[nodiscard]] std::optional<Error> CheckSizes(const TensorRequest& r, std::uint32_t i) const;
+  [[nodiscard]] Result<std::uint64_t> Place(std::uint64_t length, std::uint32_t i) const;
+  [[nodiscard]] std::optional<Error> CheckNames(const TensorRequest& r, std::uint32_t i) const;
+  void Store(const TensorRequest& r, internal::RawDescriptor d, Payload payload);
+
   struct Entry {
     std::array<std::uint8_t, kDescriptorSize> descriptor{};  // encoded once, at Add
     std::string layout;

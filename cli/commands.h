@@ -11,6 +11,7 @@
 #include "flags.h"
 #include "kiln/base/escape.h"
 #include "kiln/directory.h"
+#include "stream_input.h"
 
 namespace kiln::cli {
 
@@ -28,16 +29,10 @@ struct Options {
   std::vector<std::string> files;
 };
 
-// A verdict, or the I/O error that prevented one.
-struct StreamVerdict {
-  std::optional<Error> error;  // nullopt: valid
-  std::string io_error;        // nonempty: no verdict
-};
-
 // Validates the block read from `fd` (standard input, a pipe) as it arrives,
 // with the options of `kiln validate`; `name` labels the progress line.
 // `already_read` are bytes taken from `fd` before (fed first).
-[[nodiscard]] StreamVerdict ValidateStream(int fd, const std::string& name, const Options& options,
+[[nodiscard]] StreamOutcome ValidateStream(int fd, const std::string& name, const Options& options,
                                            std::ostream& err,
                                            std::span<const std::uint8_t> already_read = {});
 

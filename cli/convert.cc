@@ -1,6 +1,7 @@
 // kiln convert: argument handling and the metadata report.
 #include "convert.h"
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -26,15 +27,6 @@ constexpr std::string_view kConvertUsage =
 constexpr std::size_t kMaxReported = 200;
 constexpr std::size_t kMaxShown = 80;
 
-// The limit flags convert takes (a function-local static: built on first
-// use, where an allocation failure is an ordinary exception).
-const std::vector<std::string>& LimitFlags() {
-  static const std::vector<std::string> flags = {"--max-tensors", "--max-metadata-entries",
-                                                 "--max-header-bytes", "--max-block-bytes",
-                                                 "--max-name-bytes"};
-  return flags;
-}
-
 int ConvertUsage(std::ostream& err, const std::string& why) {
   err << "kiln convert: " << why << "\n" << kConvertUsage;
   return kExitUsage;
@@ -57,6 +49,52 @@ Format OfPath(std::string_view path) {
   return ext == "safetensors" || ext == "gguf" ? Named(ext) : Format::kUnknown;
 }
 
+// The arguments of kiln convert, parsed one way: the limit flags through
+// the one table (ParsePolicyFlag, flags.h), --from/--to, then IN and OUT.
+struct ConvertArgs {
+  Format from = Format::kUnknown;
+  Format to = Format::kUnknown;
+  std::vector<std::string> paths;  // IN, OUT
+  InputLimits limits;
+};
+
+// An exit code when the arguments are wrong. The formats not given are
+// taken from the extensions.
+std::optional<int> ParseArgs(const std::vector<std::string>& args, ConvertArgs* a,
+                             std::ostream& err) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    std::string why;
+    if (const FlagParse f = ParsePolicyFlag(args, &i, {}, &a->limits, &why);
+        f == FlagParse::kBadValue) {
+      return ConvertUsage(err, why);
+    } else if (f == FlagParse::kParsed) {
+      continue;
+    } else if (arg == "--from" || arg == "--to") {
+      if (i + 1 == args.size()) return ConvertUsage(err, arg + " needs a FORMAT");
+      const Format named = Named(args[++i]);
+      if (named == Format::kUnknown) {
+        return ConvertUsage(err, "unknown format " + base::Escape(args[i]));
+      }
+      (arg == "--from" ? a->from : a->to) = named;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return ConvertUsage(err, "unknown option " + base::Escape(arg));
+    } else {
+      a->paths.push_back(arg);
+    }
+  }
+  if (a->paths.size() != 2) return ConvertUsage(err, "expects IN and OUT");
+  if (a->from == Format::kUnknown) a->from = OfPath(a->paths[0]);
+  if (a->to == Format::kUnknown) a->to = OfPath(a->paths[1]);
+  if (a->from == Format::kUnknown || a->to == Format::kUnknown) {
+    return ConvertUsage(err,
+                        "cannot tell the format of " +
+                            base::Escape(a->from == Format::kUnknown ? a->paths[0] : a->paths[1]) +
+                            " from its extension: give --from or --to");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void ReportDroppedMetadata(std::uint64_t count, const MetadataWalk& walk, std::ostream& err) {
@@ -72,36 +110,11 @@ void ReportDroppedMetadata(std::uint64_t count, const MetadataWalk& walk, std::o
 }
 
 int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::vector<std::string> paths;
-  Format from = Format::kUnknown, to = Format::kUnknown;
-  InputLimits limits;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    bool taken = false;
-    if (auto why = TakeLimitFlag(args, &i, LimitFlags(), &limits, &taken)) {
-      return ConvertUsage(err, *why);
-    }
-    if (taken) continue;
-    if (a == "--from" || a == "--to") {
-      if (i + 1 == args.size()) return ConvertUsage(err, a + " needs a FORMAT");
-      const Format f = Named(args[++i]);
-      if (f == Format::kUnknown)
-        return ConvertUsage(err, "unknown format " + base::Escape(args[i]));
-      (a == "--from" ? from : to) = f;
-    } else if (a.size() > 1 && a[0] == '-') {
-      return ConvertUsage(err, "unknown option " + base::Escape(a));
-    } else {
-      paths.push_back(a);
-    }
-  }
-  if (paths.size() != 2) return ConvertUsage(err, "expects IN and OUT");
-  if (from == Format::kUnknown) from = OfPath(paths[0]);
-  if (to == Format::kUnknown) to = OfPath(paths[1]);
-  if (from == Format::kUnknown || to == Format::kUnknown) {
-    return ConvertUsage(err, "cannot tell the format of " +
-                                 base::Escape(from == Format::kUnknown ? paths[0] : paths[1]) +
-                                 " from its extension: give --from or --to");
-  }
+  ConvertArgs a;
+  if (const auto code = ParseArgs(args, &a, err)) return *code;
+  const Format from = a.from, to = a.to;
+  const std::vector<std::string>& paths = a.paths;
+  const InputLimits& limits = a.limits;
   if (from == Format::kSafetensors && to == Format::kKiln) {
     return SafetensorsToKiln(paths[0], paths[1], limits, out, err);
   }

@@ -10,8 +10,10 @@
 #include "kiln/formats/safetensors.h"
 #include "kiln/writer.h"
 #include "mapped_file.h"
-#include "output_file.h"
 #include "progress.h"
+#include "report.h"
+#include "source_payload.h"
+#include "write_block.h"
 
 namespace kiln::cli {
 namespace {

@@ -5,11 +5,12 @@
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "convert.h"
+#include "kiln/base/output_file.h"
 #include "kiln/directory.h"
 #include "kiln/formats/safetensors.h"
 #include "mapped_file.h"
-#include "output_file.h"
 #include "progress.h"
+#include "report.h"
 
 namespace kiln::cli {
 namespace {
@@ -70,7 +71,7 @@ int KilnToSafetensors(const std::string& in, const std::string& out, const Limit
   }
   ReportDroppedQuantisation(dir, err);
   Progress progress(err, "kiln convert", dir.header().payload_bytes);
-  OutputFile output(out);  // a failed Write leaves it !ok(): Commit then fails
+  base::OutputFile output(out);  // a failed Write leaves it !ok(): Commit then fails
   const auto& h = header.value();
   output.Write({reinterpret_cast<const std::uint8_t*>(h.data()), h.size()});
   for (const Tensor& t : tensors) WriteWithProgress(output, t.payload, &progress);

@@ -17,8 +17,8 @@
 #include "commands.h"
 #include "flags.h"
 #include "kiln/base/escape.h"
+#include "kiln/base/output_file.h"
 #include "kiln/formats/policy.h"
-#include "output_file.h"
 #include "report.h"
 #include "stream_input.h"
 
@@ -86,7 +86,7 @@ int Ingest(int fd, std::span<const std::uint8_t> first, const IngestArgs& a, std
   const std::string source = a.from.empty() ? "-" : a.from;
   // Without --force, OUT is never replaced, even if it appears during the
   // upload (the check in RunIngest only saves reading a doomed upload).
-  OutputFile file(a.out, a.force ? base::Replace::kAllowed : base::Replace::kNever);
+  base::OutputFile file(a.out, a.force ? base::Replace::kAllowed : base::Replace::kNever);
   if (!file.ok()) {
     err << "kiln ingest: " << base::Escape(a.out) << ": " << file.error() << "\n";
     return kExitUsage;
@@ -105,11 +105,11 @@ int Ingest(int fd, std::span<const std::uint8_t> first, const IngestArgs& a, std
   StreamOutcome o;
   if (!first.empty() && v.Feed(first) != StreamStatus::kRejected && !write(first.first(v.used()))) {
     o.io_error = "write failed";
-  }
-  if (o.io_error.empty() && v.status() == StreamStatus::kNeedMore) {
+  } else if (v.status() == StreamStatus::kNeedMore) {
     o = ReadStream(fd, v, write, err, "kiln ingest", a.idle_timeout_seconds);
+  } else {
+    o = SettledOutcome(v);
   }
-  o.status = v.status();
   if (!file.ok()) {
     err << "kiln ingest: " << base::Escape(a.out) << ": " << file.error() << "\n";
     return kExitUsage;
@@ -118,8 +118,8 @@ int Ingest(int fd, std::span<const std::uint8_t> first, const IngestArgs& a, std
     err << "kiln ingest: " << base::Escape(source) << ": " << o.io_error << "\n";
     return kExitUsage;
   }
-  if (o.status == StreamStatus::kRejected) {
-    out << base::Escape(source) << ": " << v.error().ToString() << "\n";
+  if (o.error) {
+    out << base::Escape(source) << ": " << o.error->ToString() << "\n";
     return kExitInvalid;
   }
   // The report is written and flushed before the rename, so the exit status

@@ -3,13 +3,15 @@
 
 #include "absl/strings/str_format.h"
 #include "commands.h"
+#include "flags.h"
 #include "kiln/formats/npy.h"
 #include "kiln/writer.h"
 #include "mapped_file.h"
-#include "output_file.h"
 #include "progress.h"
 #include "reader_limits.h"
 #include "report.h"
+#include "source_payload.h"
+#include "write_block.h"
 
 namespace kiln::cli {
 namespace {
@@ -56,12 +58,11 @@ int RunPack(const std::vector<std::string>& all_args, std::ostream& out, std::os
   InputLimits limits;
   std::vector<std::string> args;
   for (std::size_t i = 0; i < all_args.size(); ++i) {
-    bool taken = false;
-    if (auto why =
-            TakeLimitFlag(all_args, &i, {"--max-tensors", "--max-block-bytes"}, &limits, &taken)) {
-      return PackUsage(err, *why);
-    }
-    if (!taken) args.push_back(all_args[i]);
+    std::string why;
+    const FlagParse f =
+        ParsePolicyFlag(all_args, &i, {"--max-tensors", "--max-block-bytes"}, &limits, &why);
+    if (f == FlagParse::kBadValue) return PackUsage(err, why);
+    if (f == FlagParse::kNotALimit) args.push_back(all_args[i]);
   }
   if (args.empty() || args[0].starts_with("-")) return PackUsage(err, "missing OUT.klnt");
   if (args.size() < 2) return PackUsage(err, "no NAME=FILE.npy given");

@@ -5,9 +5,13 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
-#include "kiln/formats/npy.h"
 
 namespace kiln::cli {
+namespace {
+
+constexpr std::size_t kChunk = std::size_t{1} << 20;
+
+}  // namespace
 
 Progress::Progress(std::ostream& err, std::string label, std::uint64_t total)
     : Progress(err, std::move(label), total,
@@ -35,20 +39,25 @@ void Progress::Advance(std::uint64_t bytes) {
        << std::flush;
 }
 
-Payload SourcePayload(std::span<const std::uint8_t> bytes, unsigned swap_width,
-                      Progress* progress) {
-  if (swap_width < 2 && (progress == nullptr || !progress->enabled())) {
-    return Payload::Bytes(bytes);
+int WriteAll(int fd, std::span<const std::uint8_t> bytes, Progress* progress) {
+  while (!bytes.empty()) {
+    const std::size_t n = std::min(bytes.size(), kChunk);
+    if (const int e = base::WriteAll(fd, bytes.first(n))) return e;
+    if (progress != nullptr) progress->Advance(n);
+    bytes = bytes.subspan(n);
   }
-  std::uint64_t at = 0;
-  return Payload::Stream(bytes.size(),
-                         [bytes, swap_width, progress, at](std::span<std::uint8_t> out) mutable {
-                           if (out.size() > bytes.size() - at) return false;
-                           formats::CopySwapped(bytes, at, out, swap_width);
-                           at += out.size();
-                           if (progress != nullptr) progress->Advance(out.size());
-                           return true;
-                         });
+  return 0;
+}
+
+bool WriteWithProgress(base::OutputFile& file, std::span<const std::uint8_t> bytes,
+                       Progress* progress) {
+  while (!bytes.empty()) {
+    const std::size_t n = std::min(bytes.size(), kChunk);
+    if (!file.Write(bytes.first(n))) return false;
+    if (progress != nullptr) progress->Advance(n);
+    bytes = bytes.subspan(n);
+  }
+  return file.ok();
 }
 
 }  // namespace kiln::cli

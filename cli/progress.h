@@ -1,5 +1,6 @@
 // Progress on stderr for long conversions: only past 64 MiB of payload, and
-// only when stderr is a terminal, so logs and pipes never see "\r" updates.
+// only when stderr is a terminal, so logs and pipes never see "\r" updates;
+// and the chunked writes of unpack and convert that advance it.
 #ifndef KILN_CLI_PROGRESS_H_
 #define KILN_CLI_PROGRESS_H_
 
@@ -8,7 +9,7 @@
 #include <span>
 #include <string>
 
-#include "kiln/writer.h"
+#include "kiln/base/output_file.h"
 
 namespace kiln::cli {
 
@@ -38,11 +39,14 @@ class Progress {
   int shown_ = -1;  // the last percentage printed
 };
 
-// A tensor's payload, taken from `bytes`. A plain view when nothing needs
-// doing; otherwise a stream that reverses each `swap_width`-byte unit (0: no
-// swapping) and advances `progress` (may be null) as the writer reads it.
-[[nodiscard]] Payload SourcePayload(std::span<const std::uint8_t> bytes, unsigned swap_width,
-                                    Progress* progress);
+// Writes all of `bytes` to `fd` in chunks of at most 1 MiB, advancing
+// `progress` (may be null) as it goes. Returns an errno value, 0 on success.
+[[nodiscard]] int WriteAll(int fd, std::span<const std::uint8_t> bytes, Progress* progress);
+
+// Appends `bytes` to `file` in chunks of at most 1 MiB, advancing
+// `progress` (may be null). False (and file.error()) on an I/O error.
+bool WriteWithProgress(base::OutputFile& file, std::span<const std::uint8_t> bytes,
+                       Progress* progress);
 
 }  // namespace kiln::cli
 

@@ -2,19 +2,8 @@
 
 #include "absl/strings/str_format.h"
 #include "commands.h"
-#include "flags.h"
 
 namespace kiln::cli {
-
-std::optional<std::string> TakeLimitFlag(const std::vector<std::string>& args, std::size_t* i,
-                                         const std::vector<std::string>& allowed,
-                                         InputLimits* limits, bool* taken) {
-  std::string why;
-  const FlagParse parsed = ParsePolicyFlag(args, i, allowed, limits, &why);
-  *taken = parsed != FlagParse::kNotALimit;
-  if (parsed == FlagParse::kBadValue) return why;
-  return std::nullopt;
-}
 
 std::optional<int> CheckBlockLength(std::uint64_t block_length, const InputLimits& limits,
                                     std::string_view who, std::ostream& err) {

@@ -11,21 +11,13 @@
 #include <vector>
 
 #include "kiln/formats/policy.h"
-#include "kiln/writer.h"
 
 namespace kiln::cli {
 
 // Every bound of kiln convert and kiln pack: the format's maxima
-// (formats::kFormatMaxima) lowered by the limit flags (flags.h).
+// (formats::kFormatMaxima) lowered by the limit flags (ParsePolicyFlag,
+// flags.h).
 using InputLimits = formats::Policy;
-
-// When args[*i] is a limit flag that `allowed` lists, reads its value
-// (advancing *i) and sets *taken; returns an error message when the value is
-// missing or not a number, else nullopt (ParsePolicyFlag, flags.h).
-[[nodiscard]] std::optional<std::string> TakeLimitFlag(const std::vector<std::string>& args,
-                                                       std::size_t* i,
-                                                       const std::vector<std::string>& allowed,
-                                                       InputLimits* limits, bool* taken);
 
 // Fails (exit code 1, a LIMIT H7 line on `err`) when a block of
 // `block_length` bytes (BlockPlan::block_length) would exceed

@@ -30,9 +30,9 @@ bool IsUrl(std::string_view name) {
   return starts("http://") || starts("https://");
 }
 
-StreamVerdict ValidateUrl(const std::string& url, const Options& options) {
+StreamOutcome ValidateUrl(const std::string& url, const Options& options) {
   RemoteCheck c = CheckRemote(url, options, /*want_prefix=*/false);
-  StreamVerdict verdict;
+  StreamOutcome verdict;
   if (!c.io_error.empty()) {
     verdict.io_error = std::move(c.io_error);
   } else if (c.validator->status() == RangeStatus::kRejected) {

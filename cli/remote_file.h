@@ -47,7 +47,7 @@ struct RemoteCheck {
                                       bool want_prefix);
 
 // kiln validate's verdict on `url` (CheckRemote).
-[[nodiscard]] StreamVerdict ValidateUrl(const std::string& url, const Options& options);
+[[nodiscard]] StreamOutcome ValidateUrl(const std::string& url, const Options& options);
 
 }  // namespace kiln::cli
 

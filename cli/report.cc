@@ -28,4 +28,12 @@ int FinishReport(std::ostream& out, std::ostream& err, std::string_view who, int
   return kExitUsage;
 }
 
+bool ReportBeforeCommit(std::ostream& out, std::ostream& err, std::string_view who,
+                        const std::string& line) {
+  out << line;
+  if (FinishReport(out, err, who, kExitOk) != kExitOk) return false;
+  err.flush();
+  return static_cast<bool>(err);
+}
+
 }  // namespace kiln::cli

@@ -4,6 +4,7 @@
 #define KILN_CLI_REPORT_H_
 
 #include <ostream>
+#include <string>
 #include <string_view>
 
 namespace kiln::cli {
@@ -15,6 +16,12 @@ namespace kiln::cli {
 // write ("standard output is closed").
 [[nodiscard]] int FinishReport(std::ostream& out, std::ostream& err, std::string_view who,
                                int status);
+
+// Writes `line` to `out` and flushes it, and checks `err` (where a command
+// may have listed what it could not carry): true when both were written.
+// For the report a command writes before it commits its output.
+[[nodiscard]] bool ReportBeforeCommit(std::ostream& out, std::ostream& err, std::string_view who,
+                                      const std::string& line);
 
 }  // namespace kiln::cli
 

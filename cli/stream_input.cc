@@ -151,6 +151,12 @@ ssize_t ReadSome(int fd, std::uint8_t* buf, std::size_t n, IdleWatchdog& watchdo
 
 }  // namespace
 
+StreamOutcome SettledOutcome(const StreamValidator& v) {
+  StreamOutcome outcome;
+  if (v.status() == StreamStatus::kRejected) outcome.error = v.error();
+  return outcome;
+}
+
 StreamOutcome ReadStream(int fd, StreamValidator& v, const StreamSink& sink, std::ostream& err,
                          const std::string& label, std::uint64_t idle_timeout_seconds) {
   MakeBlocking(fd);
@@ -190,8 +196,7 @@ StreamOutcome ReadStream(int fd, StreamValidator& v, const StreamSink& sink, std
     if (!progress && v.header()) progress.emplace(err, label, v.header()->block_length);
     if (progress) progress->Advance(v.used());
   }
-  outcome.status = v.status();
-  return outcome;
+  return SettledOutcome(v);
 }
 
 namespace {

@@ -22,12 +22,20 @@ inline constexpr std::size_t kStreamReadBytes = std::size_t{1} << 20;
 // Receives the bytes the validator took, in order; false on an I/O error.
 using StreamSink = std::function<bool(std::span<const std::uint8_t> bytes)>;
 
+// What reading a block from a stream came to, the one shape `kiln
+// validate` and `kiln ingest` report from: a verdict (the Error the
+// validator holds; none: the block is valid), or, apart from any verdict,
+// the I/O failure that prevented one.
 struct StreamOutcome {
-  StreamStatus status = StreamStatus::kNeedMore;  // kComplete or kRejected unless io_error
-  std::string io_error;                           // reading (or the sink) failed
+  std::optional<Error> error;  // the verdict when io_error is empty; nullopt: valid
+  std::string io_error;        // nonempty: reading (or the sink) failed, no verdict
 };
 
-// Feeds `fd` to `v` until a verdict, reading at most up to the validator's
+// The outcome of a validator that has settled (status() is not kNeedMore).
+[[nodiscard]] StreamOutcome SettledOutcome(const StreamValidator& v);
+
+// Feeds `fd` to `v` until a verdict (the outcome's error when it is a
+// rejection), reading at most up to the validator's
 // next checkpoint (so a rejected header costs at most 64 bytes of the
 // input, a rejected directory payload_base bytes) and at most
 // kStreamReadBytes at a time. In whole mode, reads until end of file (a

@@ -30,7 +30,6 @@
 #include "kiln/formats/npy.h"
 #include "kiln/formats/policy.h"
 #include "mapped_file.h"
-#include "output_file.h"
 #include "progress.h"
 #include "report.h"
 #include "staged_dir.h"

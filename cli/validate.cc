@@ -19,36 +19,28 @@
 
 namespace kiln::cli {
 
-StreamVerdict ValidateStream(int fd, const std::string& name, const Options& options,
+StreamOutcome ValidateStream(int fd, const std::string& name, const Options& options,
                              std::ostream& err, std::span<const std::uint8_t> already_read) {
   StreamValidator v({.mode = options.parse.mode, .limits = options.parse.limits});
-  StreamVerdict verdict;
   if (!already_read.empty()) (void)v.Feed(already_read);
-  if (v.status() == StreamStatus::kNeedMore) {
-    const StreamOutcome o = ReadStream(
-        fd, v, [](std::span<const std::uint8_t>) { return true; }, err,
-        "kiln validate " + base::Escape(name), options.idle_timeout_seconds);
-    if (!o.io_error.empty()) {
-      verdict.io_error = o.io_error;
-      return verdict;
-    }
-  }
-  if (v.status() == StreamStatus::kRejected) verdict.error = v.error();
-  return verdict;
+  if (v.status() != StreamStatus::kNeedMore) return SettledOutcome(v);
+  return ReadStream(
+      fd, v, [](std::span<const std::uint8_t>) { return true; }, err,
+      "kiln validate " + base::Escape(name), options.idle_timeout_seconds);
 }
 
 namespace {
 
-StreamVerdict IoError(std::string why) {
-  StreamVerdict verdict;
-  verdict.io_error = std::move(why);
-  return verdict;
+StreamOutcome IoError(std::string why) {
+  StreamOutcome outcome;
+  outcome.io_error = std::move(why);
+  return outcome;
 }
 
 // Validates a pipe or socket named on the command line as a stream (a FIFO
 // once it has a writer). Other kinds that are not regular files (devices,
 // directories) are refused, as every command refuses them.
-StreamVerdict ValidateStreamPath(const base::InputFile& in, const std::string& path,
+StreamOutcome ValidateStreamPath(const base::InputFile& in, const std::string& path,
                                  const Options& options, std::ostream& err) {
   std::string why;
   const std::optional<std::vector<std::uint8_t>> first = PrepareStream(in, &why);
@@ -57,17 +49,17 @@ StreamVerdict ValidateStreamPath(const base::InputFile& in, const std::string& p
 }
 
 // The verdict on a regular file, memory-mapped.
-StreamVerdict ValidateMapped(const std::string& path, const Options& options) {
+StreamOutcome ValidateMapped(const std::string& path, const Options& options) {
   const MappedFile file(path);
   if (!file.ok()) return IoError(file.error());
   const Result<Directory> r = Parse(file.bytes(), options.parse);
   if (file.cut()) return IoError(base::kInputCutMessage);  // no verdict on zeros
-  StreamVerdict verdict;
-  if (!r.ok()) verdict.error = r.error();
-  return verdict;
+  StreamOutcome outcome;
+  if (!r.ok()) outcome.error = r.error();
+  return outcome;
 }
 
-StreamVerdict Validate(const std::string& path, const Options& options, std::ostream& err) {
+StreamOutcome Validate(const std::string& path, const Options& options, std::ostream& err) {
   if (path == "-") {
     if (StandardInputClosed()) return IoError("standard input is closed");
     return ValidateStream(STDIN_FILENO, path, options, err);
@@ -87,7 +79,7 @@ int RunValidate(const Options& options, std::ostream& out, std::ostream& err) {
   bool first = true;
   for (const std::string& path : options.files) {
     std::string line;
-    const StreamVerdict v = Validate(path, options, err);
+    const StreamOutcome v = Validate(path, options, err);
     if (!v.io_error.empty()) {
       err << "kiln: " << base::Escape(path) << ": " << v.io_error << "\n";
       status = kExitUsage;

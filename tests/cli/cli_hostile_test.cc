@@ -26,6 +26,7 @@
 #include "kiln/writer.h"
 #include "support/block_builder.h"
 #include "support/temp_dir.h"
+#include "support/write_block.h"
 
 namespace kiln {
 namespace {
@@ -79,9 +80,8 @@ std::string BigBlock(std::uint64_t size) {
   r.dtype = Dtype::kU8;
   r.shape = {size};
   EXPECT_TRUE(w.Add(r, Payload::Bytes(payload)).ok());
-  WriteResult<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
-  EXPECT_TRUE(bytes.ok());
-  return bytes.ok() ? std::string(bytes.value().begin(), bytes.value().end()) : "";
+  const std::vector<std::uint8_t> bytes = testing::BlockBytes(w);
+  return std::string(bytes.begin(), bytes.end());
 }
 
 // A NumPy 1.0 file of `size` u8 bytes of 1.
@@ -406,9 +406,8 @@ std::string HostileNamesBlock() {
     r.shape = {4};
     EXPECT_TRUE(w.Add(r, Payload::Bytes(payload)).ok()) << h.label;
   }
-  WriteResult<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
-  EXPECT_TRUE(bytes.ok());
-  return bytes.ok() ? std::string(bytes.value().begin(), bytes.value().end()) : "";
+  const std::vector<std::uint8_t> bytes = testing::BlockBytes(w);
+  return std::string(bytes.begin(), bytes.end());
 }
 
 // Whether `text` holds one of the characters the reports must never print raw.
@@ -681,9 +680,8 @@ std::string BlockWithGaps(std::uint64_t size) {
     r.shape = {size + 1};
     EXPECT_TRUE(w.Add(r, Payload::Bytes(payload)).ok());
   }
-  WriteResult<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
-  EXPECT_TRUE(bytes.ok());
-  return bytes.ok() ? std::string(bytes.value().begin(), bytes.value().end()) : "";
+  const std::vector<std::uint8_t> bytes = testing::BlockBytes(w);
+  return std::string(bytes.begin(), bytes.end());
 }
 
 TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {

@@ -1,5 +1,5 @@
 // The kiln command's own I/O, end to end: inputs that are not regular files
-// (a FIFO must not hang any command), reports that cannot be written (a full
+// (a FIFO must not hang any command) or cannot be mapped, reports that cannot be written (a full
 // disk must not look like a verdict), and output that stays linear in the
 // input (one long name must not pad every row).
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "kiln/writer.h"
 #include "support/golden.h"
 #include "support/temp_dir.h"
+#include "support/write_block.h"
 
 namespace kiln {
 namespace {
@@ -103,8 +105,7 @@ void WriteBlock(const std::string& path, const std::string& first, std::uint32_t
     r.shape = {1};
     ASSERT_TRUE(w.Add(r, Payload::Bytes(kByte)).ok());
   }
-  const WriteFileResult n = w.WriteToFile(path);
-  ASSERT_TRUE(n.ok()) << n.ToString();
+  ASSERT_TRUE(testing::WriteBlockFile(w, path));
 }
 
 // Before the fix every row was padded to the widest name: one 5,000-byte
@@ -249,6 +250,41 @@ TEST(CliIo, InspectCutsANameThatEscapingMakesTooWide) {
   ASSERT_EQ(cut.status, 0) << cut.out;
   EXPECT_EQ(escapes(cut.out), 11u) << cut.out;
   EXPECT_NE(cut.out.find("\\x01\\x01\\...  "), std::string::npos) << cut.out;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+// An input kiln cannot map (an address-space limit below the file's size):
+// an I/O error (exit 2) that says why, never a crash.
+TEST(CliIo, InputLargerThanTheAddressSpaceLimitIsAnIoError) {
+  if (kAddressSanitizer) GTEST_SKIP() << "ASan reserves more address space than the limit";
+  testing::ScratchDir tmp;
+  const std::string big = tmp / "big.klnt";
+  std::ofstream(big).close();
+  std::filesystem::resize_file(big, std::uint64_t{1} << 30);  // sparse: takes no disk
+  // 256 MiB of address space: enough to run kiln, not to map 1 GiB.
+  const std::string cmd = "ulimit -v 262144 && timeout 60 " + testing::Quote(KILN_BINARY) +
+                          " validate " + testing::Quote(big) + " 2>&1 </dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int st = ::pclose(p);
+  ASSERT_TRUE(WIFEXITED(st)) << out;
+  EXPECT_EQ(WEXITSTATUS(st), 2) << out;
+  EXPECT_NE(out.find("big.klnt: cannot map: "), std::string::npos) << out;
 }
 
 }  // namespace

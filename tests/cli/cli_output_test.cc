@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
 #include "support/temp_dir.h"
+#include "support/write_block.h"
 
 namespace kiln {
 namespace {
@@ -107,9 +108,7 @@ std::vector<std::uint8_t> BigBlock(std::uint64_t size, std::vector<std::uint8_t>
   r.dtype = Dtype::kU8;
   r.shape = {size};
   EXPECT_TRUE(w.Add(r, Payload::Bytes(*payload)).ok());
-  WriteResult<std::vector<std::uint8_t>> bytes = w.WriteToMemory();
-  EXPECT_TRUE(bytes.ok());
-  return bytes.ok() ? std::move(bytes.value()) : std::vector<std::uint8_t>{};
+  return testing::BlockBytes(w);
 }
 
 // Before the fix the partial upload stayed as DIR/.kiln-XXXXXX, one per
@@ -247,16 +246,19 @@ TEST(CliOutput, WriterRefusesAFifoAtItsTarget) {
   r.dtype = Dtype::kU8;
   r.shape = {1};
   ASSERT_TRUE(w.Add(r, Payload::Bytes(kByte)).ok());
-  const WriteFileResult n = w.WriteToFile(fifo);
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const Result<std::uint64_t, WriteError> n = plan.value().WriteToFile(fifo);
   ASSERT_FALSE(n.ok());
-  ASSERT_NE(n.io_error(), nullptr) << n.ToString();
-  EXPECT_NE(n.ToString().find("exists and is not a regular file (a FIFO)"), std::string::npos)
-      << n.ToString();
+  EXPECT_EQ(n.error().step, WriteError::Step::kCreate) << n.error().ToString();
+  EXPECT_NE(n.error().ToString().find("exists and is not a regular file (a FIFO)"),
+            std::string::npos)
+      << n.error().ToString();
   EXPECT_TRUE(IsFifo(fifo));
   EXPECT_TRUE(Temporaries(tmp.path()).empty());
   // A regular file or a symlink there is still replaced, as documented.
-  ASSERT_TRUE(w.WriteToFile(tmp / "plain").ok());
-  ASSERT_TRUE(w.WriteToFile(tmp / "plain").ok());
+  ASSERT_TRUE(plan.value().WriteToFile(tmp / "plain").ok());
+  ASSERT_TRUE(plan.value().WriteToFile(tmp / "plain").ok());
 }
 
 }  // namespace

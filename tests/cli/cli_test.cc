@@ -16,6 +16,7 @@
 #include "kiln/writer.h"
 #include "support/golden.h"
 #include "support/temp_dir.h"
+#include "support/write_block.h"
 
 namespace kiln {
 namespace {
@@ -255,7 +256,7 @@ TEST(Cli, UsageStatesTheExitStatusesRunsGive) {
     r.dtype = Dtype::kU8;
     r.shape = {4};
     ASSERT_TRUE(w.Add(r, Payload::Bytes(kBytes)).ok());
-    ASSERT_TRUE(w.WriteToFile(tmp / "unnamed.klnt").ok());
+    ASSERT_TRUE(testing::WriteBlockFile(w, tmp / "unnamed.klnt"));
   }
   // One input of each command that its output cannot hold. unpack writes
   // any valid block (a dtype NumPy lacks goes to a raw .bin), so what it

@@ -22,6 +22,7 @@
 #include "kiln/writer.h"
 #include "size_arg.h"
 #include "support/golden.h"
+#include "support/write_block.h"
 
 namespace kiln {
 namespace {
@@ -92,8 +93,7 @@ Buffer Block(std::uint32_t tensors, std::uint64_t each) {
     r.shape = {each};
     if (!w.Add(r, Payload::Bytes(ones)).ok()) return {};
   }
-  WriteResult<std::vector<std::uint8_t>> b = w.WriteToMemory();
-  return b.ok() ? b.value() : Buffer{};
+  return testing::BlockBytes(w);
 }
 
 // A fresh directory for ingest outputs.

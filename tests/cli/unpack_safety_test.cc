@@ -15,6 +15,7 @@
 #include "kiln/kiln.h"
 #include "kiln/writer.h"
 #include "support/tmpfs.h"
+#include "support/write_block.h"
 
 namespace kiln::testing_formats {
 namespace {
@@ -39,8 +40,7 @@ void WriteBlock(const std::string& path, const std::vector<std::string>& names,
                                      : std::vector<std::uint8_t>(bytes, fill));
     ASSERT_TRUE(w.Add(r, Payload::Bytes(payloads.back())).ok()) << name.size();
   }
-  const WriteFileResult n = w.WriteToFile(path);
-  ASSERT_TRUE(n.ok()) << n.ToString();
+  ASSERT_TRUE(kiln::testing::WriteBlockFile(w, path));
 }
 
 std::set<std::string> Tree(const fs::path& root) {
@@ -213,7 +213,7 @@ TEST(UnpackSafety, DefaultBoundOnTheFilesCreated) {
     r.shape = {0};
     ASSERT_TRUE(w.Add(r, Payload::Bytes({})).ok());
   }
-  ASSERT_TRUE(w.WriteToFile(tmp / "many.klnt").ok());
+  ASSERT_TRUE(kiln::testing::WriteBlockFile(w, tmp / "many.klnt"));
   const Outcome r = Unpack({tmp / "many.klnt", tmp / "out"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("LIMIT H7"), std::string::npos) << r.err;

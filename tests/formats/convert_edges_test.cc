@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
 #include "progress.h"
+#include "support/write_block.h"
 #include "test_util.h"
 
 namespace kiln::testing_formats {
@@ -26,7 +27,7 @@ TEST(ConvertEdges, UnnamedKilnTensorCannotBecomeSafetensors) {
   r.dtype = Dtype::kU8;
   r.shape = {4};
   ASSERT_TRUE(w.Add(r, Payload::Bytes(bytes)).ok());
-  ASSERT_TRUE(w.WriteToFile(tmp / "u.klnt").ok());
+  ASSERT_TRUE(kiln::testing::WriteBlockFile(w, tmp / "u.klnt"));
   const Outcome c = Convert({tmp / "u.klnt", tmp / "o.safetensors"});
   EXPECT_EQ(c.status, 1) << c.err;
   EXPECT_NE(c.err.find("tensor 0 has no name, and safetensors needs one"), std::string::npos)

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "kiln/kiln.h"
 #include "progress.h"
+#include "support/write_block.h"
 
 namespace kiln {
 namespace {
@@ -121,7 +122,7 @@ TEST(Numpy, UnpackWritesWhatNumpyCannotHoldAsBin) {
     r.shape = c.shape;
     ASSERT_TRUE(w.Add(r, Payload::Bytes({})).ok()) << c.name;
   }
-  ASSERT_TRUE(w.WriteToFile(tmp / "z.klnt").ok());
+  ASSERT_TRUE(testing::WriteBlockFile(w, tmp / "z.klnt"));
   const Outcome r = Unpack({tmp / "z.klnt", tmp / "out"});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::vector<std::uint8_t> index = ReadBytes(tmp / "out/index.tsv");

@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   const kiln::Result<kiln::BlockWriter> w = kiln::BlockWriter::From(r.value());
-  if (!w.ok() || !w.value().WriteToMemory().ok()) return 1;
+  if (!w.ok()) return 1;
+  const kiln::Result<kiln::BlockPlan> plan = w.value().Plan();
+  if (!plan.ok() || !plan.value().WriteToMemory().ok()) return 1;
   std::cout << "tensors: " << r.value().tensor_count() << "\n";
   return 0;
 }

@@ -1,4 +1,4 @@
-// BlockWriter::WriteToFile against a hostile or failing file system: a
+// BlockPlan::WriteToFile against a hostile or failing file system: a
 // planted symlink is replaced, never followed; a full disk is an I/O error
 // (WriteError, with errno), not a format rule, and leaves nothing behind.
 #include <sys/stat.h>
@@ -73,8 +73,11 @@ void ExpectLinkNotWrittenThrough(Plant plant, const std::string& link_name) {
   std::ofstream(victim) << "keep";
   plant(victim, tmp.path() / link_name);
   const fs::path out = tmp.path() / "out.klnt";
-  const WriteFileResult n = SmallBlock().WriteToFile(out);
-  ASSERT_TRUE(n.ok()) << n.ToString();
+  const BlockWriter w = SmallBlock();
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const Result<std::uint64_t, WriteError> n = plan.value().WriteToFile(out);
+  ASSERT_TRUE(n.ok()) << n.error().ToString();
   EXPECT_EQ(Text(victim), "keep");
   EXPECT_FALSE(fs::is_symlink(out));
   EXPECT_TRUE(Parse(testing::ReadFile(out)).ok());
@@ -102,22 +105,29 @@ TEST(WriterFile, HardLinkAtTheTargetIsReplacedNotWrittenThrough) {
 TEST(WriterFile, LongestFileNameWorks) {
   TempDir tmp;
   const fs::path out = tmp.path() / std::string(255, 'n');
-  const WriteFileResult n = SmallBlock().WriteToFile(out);
-  ASSERT_TRUE(n.ok()) << n.ToString();
+  const BlockWriter w = SmallBlock();
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const Result<std::uint64_t, WriteError> n = plan.value().WriteToFile(out);
+  ASSERT_TRUE(n.ok()) << n.error().ToString();
   EXPECT_TRUE(Parse(testing::ReadFile(out)).ok());
 }
 
 TEST(WriterFile, MissingDirectoryIsAnIoErrorWithErrno) {
   TempDir tmp;
-  const WriteFileResult n = SmallBlock().WriteToFile(tmp.path() / "no/such/dir/out.klnt");
+  const BlockWriter w = SmallBlock();
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const Result<std::uint64_t, WriteError> n =
+      plan.value().WriteToFile(tmp.path() / "no/such/dir/out.klnt");
   ASSERT_FALSE(n.ok());
-  EXPECT_EQ(n.format_error(), nullptr);
-  ASSERT_NE(n.io_error(), nullptr);
-  EXPECT_EQ(n.io_error()->error_number, ENOENT);
-  EXPECT_NE(n.ToString().find("cannot write"), std::string::npos) << n.ToString();
+  EXPECT_EQ(n.error().error_number, ENOENT);
+  EXPECT_EQ(n.error().step, WriteError::Step::kCreate);
+  EXPECT_NE(n.error().ToString().find("cannot write"), std::string::npos) << n.error().ToString();
 }
 
-TEST(WriterFile, RuleBrokenIsAFormatErrorAndWritesNothing) {
+// A rule broken is the plan's Error: there is no plan to write, so no file.
+TEST(WriterFile, RuleBrokenIsThePlansErrorAndWritesNothing) {
   TempDir tmp;
   BlockWriter w;
   TensorRequest r;
@@ -128,10 +138,9 @@ TEST(WriterFile, RuleBrokenIsAFormatErrorAndWritesNothing) {
   r.scale_index = 1;  // no tensor 1: Q5, found when the block is written
   static const std::uint8_t kPayload[24] = {};
   ASSERT_TRUE(w.Add(r, Payload::Bytes(kPayload)).ok());
-  const WriteFileResult n = w.WriteToFile(tmp.path() / "out.klnt");
-  ASSERT_FALSE(n.ok());
-  EXPECT_NE(n.format_error(), nullptr);
-  EXPECT_EQ(n.io_error(), nullptr);
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().rule, Rule::Q5) << plan.error().ToString();
   EXPECT_EQ(Entries(tmp.path()), 0u);
 }
 
@@ -140,11 +149,13 @@ TEST(WriterFile, FullFileSystemIsAnIoErrorAndLeavesNothingBehind) {
   if (!fs1.mounted()) GTEST_SKIP() << fs1.why();
   const fs::path out = fs::path(fs1.path()) / "big.klnt";
   std::ofstream(out) << "earlier";
-  const WriteFileResult n = StreamedBlock(std::uint64_t{3} << 20).WriteToFile(out);
+  const BlockWriter w = StreamedBlock(std::uint64_t{3} << 20);
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const Result<std::uint64_t, WriteError> n = plan.value().WriteToFile(out);
   ASSERT_FALSE(n.ok());
-  ASSERT_NE(n.io_error(), nullptr) << n.ToString();
-  EXPECT_EQ(n.io_error()->error_number, ENOSPC) << n.ToString();
-  EXPECT_EQ(n.format_error(), nullptr);
+  EXPECT_EQ(n.error().error_number, ENOSPC) << n.error().ToString();
+  EXPECT_EQ(n.error().step, WriteError::Step::kWrite) << n.error().ToString();
   EXPECT_EQ(Text(out), "earlier");  // the target keeps its contents
   EXPECT_EQ(Entries(fs1.path()), 1u);
 }

@@ -11,6 +11,7 @@
 #include "kiln/writer.h"
 #include "support/golden.h"
 #include "support/temp_dir.h"
+#include "support/write_block.h"
 
 namespace kiln {
 namespace {
@@ -46,9 +47,7 @@ Buffer Rewrite(const Buffer& block) {
   Result<BlockWriter> w = BlockWriter::From(d.value());
   EXPECT_TRUE(w.ok()) << w.error().ToString();
   if (!w.ok()) return {};
-  WriteResult<std::vector<std::uint8_t>> out = w.value().WriteToMemory();
-  EXPECT_TRUE(out.ok()) << out.ToString();
-  return out.ok() ? out.value() : Buffer{};
+  return testing::BlockBytes(w.value());
 }
 
 // Parse, write, parse: the same tensors; written again: the same bytes. A
@@ -144,9 +143,7 @@ Buffer RandomModel(std::mt19937_64& rng, std::vector<Buffer>& payloads) {
     }
     add(r, (count * GetDtypeInfo(r.dtype).bits + 7) / 8);
   }
-  WriteResult<std::vector<std::uint8_t>> out = w.WriteToMemory();
-  EXPECT_TRUE(out.ok()) << out.ToString();
-  return out.ok() ? out.value() : Buffer{};
+  return testing::BlockBytes(w);
 }
 
 TEST(Writer, RandomModelsRoundTripExactly) {
@@ -182,8 +179,10 @@ TEST(Writer, StreamedPayloadToFile) {
                                        }))
                   .ok());
   const std::string path = ::testing::TempDir() + "/kiln_writer_test.klnt";
-  const WriteFileResult n = w.WriteToFile(path);
-  ASSERT_TRUE(n.ok()) << n.ToString();
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const Result<std::uint64_t, WriteError> n = plan.value().WriteToFile(path);
+  ASSERT_TRUE(n.ok()) << n.error().ToString();
   const Buffer bytes = testing::ReadFile(path);
   std::remove(path.c_str());
   EXPECT_EQ(bytes.size(), n.value());
@@ -202,12 +201,12 @@ TEST(Writer, StreamThatEndsEarlyIsAnIoError) {
   r.dtype = Dtype::kU8;
   r.shape = {100};
   ASSERT_TRUE(w.Add(r, Payload::Stream(100, [](std::span<std::uint8_t>) { return false; })).ok());
-  const WriteResult<std::vector<std::uint8_t>> out = w.WriteToMemory();
+  const Result<BlockPlan> plan = w.Plan();  // no rule is broken
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const Result<std::vector<std::uint8_t>, WriteError> out = plan.value().WriteToMemory();
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.format_error(), nullptr) << out.ToString();
-  ASSERT_NE(out.io_error(), nullptr);
-  EXPECT_EQ(out.io_error()->step, WriteError::Step::kPayload);
-  EXPECT_EQ(out.io_error()->message,
+  EXPECT_EQ(out.error().step, WriteError::Step::kPayload);
+  EXPECT_EQ(out.error().message,
             "the payload source of tensor 0 ended 100 bytes before its 100 bytes");
 }
 
@@ -232,7 +231,9 @@ Result<std::uint64_t> AddAll(std::vector<std::pair<TensorRequest, std::uint64_t>
     Result<std::uint32_t> i = w.Add(r, Payload::Bytes(std::span(zeros).first(bytes)));
     if (!i.ok()) return i.error();
   }
-  return w.BlockLength();
+  const Result<BlockPlan> plan = w.Plan();
+  if (!plan.ok()) return plan.error();
+  return plan.value().block_length();
 }
 
 std::vector<BadRequest> BadRequests() {
@@ -350,9 +351,9 @@ TEST(Writer, HeapLimitNamesTheTensor) {
 }
 
 // A rule that needs every tensor (Q5 here: tensor 0's scale is tensor 1,
-// which never comes) fails when the block is laid out, not in Add. Every
-// output reports that rule, and none hands a byte to its sink.
-TEST(Writer, LayoutErrorIsEveryOutputsError) {
+// which never comes) fails when the block is laid out (Plan), not in Add:
+// there is then no plan, so nothing can be written.
+TEST(Writer, LayoutErrorIsThePlansError) {
   BlockWriter w;
   TensorRequest r = F32({4, 6});
   r.dtype = Dtype::kI8;
@@ -361,22 +362,14 @@ TEST(Writer, LayoutErrorIsEveryOutputsError) {
   r.scale_index = 1;
   const std::vector<std::uint8_t> bytes(24, 1);
   ASSERT_TRUE(w.Add(r, Payload::Bytes(bytes)).ok());
-  const Result<std::uint64_t> length = w.BlockLength();
-  ASSERT_FALSE(length.ok());
-  EXPECT_EQ(RuleName(length.error().rule), "Q5") << length.error().ToString();
-  std::uint64_t sunk = 0;
-  const WriteResult<std::uint64_t> written = w.WriteTo([&](std::span<const std::uint8_t> b) {
-    sunk += b.size();
-    return true;
-  });
-  ASSERT_FALSE(written.ok());
-  ASSERT_NE(written.format_error(), nullptr);
-  EXPECT_EQ(written.format_error()->ToString(), length.error().ToString());
-  EXPECT_EQ(sunk, 0u);
-  const WriteResult<std::vector<std::uint8_t>> memory = w.WriteToMemory();
-  ASSERT_FALSE(memory.ok());
-  ASSERT_NE(memory.format_error(), nullptr);
-  EXPECT_EQ(memory.format_error()->ToString(), length.error().ToString());
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(RuleName(plan.error().rule), "Q5") << plan.error().ToString();
+  EXPECT_EQ(plan.error().tensor, 0u);
+  // Sealed again: the same verdict.
+  const Result<BlockPlan> again = w.Plan();
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().ToString(), plan.error().ToString());
 }
 
 // writer.h: a streamed payload "is read once, in chunks of at most 1 MiB":
@@ -395,9 +388,11 @@ TEST(Writer, StreamIsReadInChunksOfAtMost1MiB) {
                                          return true;
                                        }))
                   .ok());
-  const WriteResult<std::uint64_t> n =
-      w.WriteTo([](std::span<const std::uint8_t>) { return true; });
-  ASSERT_TRUE(n.ok()) << n.ToString();
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const Result<std::uint64_t, WriteError> n =
+      plan.value().WriteTo([](std::span<const std::uint8_t>) { return true; });
+  ASSERT_TRUE(n.ok()) << n.error().ToString();
   EXPECT_EQ(asked, (std::vector<std::size_t>{1 << 20, 1 << 20, (1 << 19) + 3}));
 }
 
@@ -411,12 +406,12 @@ TEST(Writer, StreamThatEndsEarlyWritesNoFile) {
   r.shape = {100};
   ASSERT_TRUE(w.Add(r, Payload::Stream(100, [](std::span<std::uint8_t>) { return false; })).ok());
   const testing::ScratchDir dir;
-  const WriteFileResult n = w.WriteToFile(dir / "short.klnt");
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const Result<std::uint64_t, WriteError> n = plan.value().WriteToFile(dir / "short.klnt");
   ASSERT_FALSE(n.ok());
-  EXPECT_EQ(n.format_error(), nullptr) << n.ToString();
-  ASSERT_NE(n.io_error(), nullptr);
-  EXPECT_EQ(n.io_error()->step, WriteError::Step::kPayload);
-  EXPECT_EQ(n.io_error()->path, dir / "short.klnt");
+  EXPECT_EQ(n.error().step, WriteError::Step::kPayload);
+  EXPECT_EQ(n.error().path, dir / "short.klnt");
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
@@ -438,7 +433,7 @@ TEST(Writer, RankFarPast8IsD2) {
 
 // Layout names follow every tensor name in the heap, so a layout can be the
 // slice that would start past the last u16 offset: H7 naming that tensor,
-// from BlockLength and WriteToFile (which then writes nothing).
+// from Plan (so no plan, and no file).
 TEST(Writer, LayoutPastTheHeapLimitIsH7) {
   BlockWriter w;
   TensorRequest r;
@@ -450,18 +445,13 @@ TEST(Writer, LayoutPastTheHeapLimitIsH7) {
   const std::vector<std::uint8_t> block(34, 0);
   const Result<std::uint32_t> added = w.Add(r, Payload::Bytes(block));
   ASSERT_TRUE(added.ok()) << added.error().ToString();
-  const Result<std::uint64_t> length = w.BlockLength();
-  ASSERT_FALSE(length.ok());
-  EXPECT_EQ(length.error().rule, Rule::H7);
-  EXPECT_EQ(length.error().tensor, 0u);
-  EXPECT_NE(length.error().message.find("layout name would start at heap offset 65535"),
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().rule, Rule::H7);
+  EXPECT_EQ(plan.error().tensor, 0u);
+  EXPECT_NE(plan.error().message.find("layout name would start at heap offset 65535"),
             std::string::npos)
-      << length.error().message;
-  const testing::ScratchDir dir;
-  const WriteFileResult n = w.WriteToFile(dir / "layout.klnt");
-  ASSERT_NE(n.format_error(), nullptr) << n.ToString();
-  EXPECT_EQ(n.format_error()->rule, Rule::H7);
-  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+      << plan.error().message;
 }
 
 }  // namespace
@@ -472,8 +462,7 @@ namespace {
 
 // The writer plans, then writes: each descriptor is encoded once, at Add,
 // and the block is laid out once per Plan, however many sinks the plan is
-// written to; BlockLength, WriteTo, WriteToMemory and WriteToFile each lay
-// it out once.
+// written to.
 // Counts the writer's steps while it is installed (kiln/internal/write_observer.h).
 class WriteStepCounter {
  public:
@@ -536,13 +525,9 @@ TEST(WriterPlan, OneEncodePerTensorOneDirectoryBuildPerWrite) {
   EXPECT_EQ(testing::ReadFile(dir / "plan.klnt"), memory.value());
   EXPECT_TRUE(Parse(memory.value()).ok());
 
-  // The one-shot calls: one layout each.
-  ASSERT_TRUE(w.BlockLength().ok());
+  // Sealed again: one more layout, no more encodes.
+  ASSERT_TRUE(w.Plan().ok());
   EXPECT_EQ(c.directory_builds.load(), 2u);
-  ASSERT_TRUE(w.WriteToMemory().ok());
-  EXPECT_EQ(c.directory_builds.load(), 3u);
-  ASSERT_TRUE(w.WriteToFile(dir / "once.klnt").ok());
-  EXPECT_EQ(c.directory_builds.load(), 4u);
   EXPECT_EQ(c.descriptor_encodes.load(), 3u);  // never again after Add
 }
 

@@ -92,11 +92,34 @@ Payload Payload::Stream(std::uint64_t size, PayloadReader read) {
   return p;
 }
 
+// Add, step by step: the request's sizes, its canonical place, the
+// parser's check of its fields, its names against the block so far, then
+// the one encode.
 Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) {
+  const auto i = static_cast<std::uint32_t>(tensors_.size());
+  if (Check e = CheckSizes(r, i)) return *std::move(e);
+  const Result<std::uint64_t> offset = Place(payload.size(), i);
+  if (!offset.ok()) return offset.error();
+  // D1..D10, N1, N2 (for this tensor), O1..O3, Q1..Q4: the parser's own
+  // check of a descriptor's fields, on the request's fields as tensor i of a
+  // block whose payload region ends where this payload does.
+  const std::uint64_t length = payload.size();
+  const internal::RawDescriptor d = DescriptorOf(r, offset.value(), length);
+  HeaderInfo block;
+  block.flags = static_cast<std::uint8_t>(kFlagLittleEndian | (r.name.empty() ? 0 : kFlagNames));
+  block.payload_bytes = internal::CheckedAdd(offset.value(), length).value_or(~std::uint64_t{0});
+  if (Check e = internal::CheckFields(d, i, block)) return *std::move(e);
+  if (Check e = CheckNames(r, i)) return *std::move(e);
+  Store(r, d, std::move(payload));
+  return i;
+}
+
+// The bounds a request must meet before anything is laid out: a tensor
+// index below 2^32-1, at most 8 dimensions, names that fit name_len.
+std::optional<Error> BlockWriter::CheckSizes(const TensorRequest& r, std::uint32_t i) const {
   if (tensors_.size() >= kNoTensor) {
     return Fail(Rule::H7, 8, "tensor_count cannot exceed 2^32-1");
   }
-  const auto i = static_cast<std::uint32_t>(tensors_.size());
   if (r.shape.size() > kMaxRank) {
     return FailTensor(Rule::D2, DescriptorFieldOffset(i, desc::kRank), i, "rank is %d, at most 8",
                       r.shape.size());
@@ -106,30 +129,25 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
                       "a name or layout name of %d bytes does not fit name_len (a u16)",
                       std::max(r.name.size(), r.layout.size()));
   }
-  // Canonical placement: zero-length payloads at 0, others at the next
-  // multiple of 64 after the previous payload.
-  const std::uint64_t length = payload.size();
-  std::uint64_t offset = 0;
-  if (length != 0) {
-    const auto aligned = internal::AlignUp64(payload_end_);
-    if (!aligned) {
-      return FailTensor(Rule::H7, DescriptorFieldOffset(i, desc::kByteOffset), i,
-                        "the payloads before this tensor already end at %d", payload_end_);
-    }
-    offset = *aligned;
+  return std::nullopt;
+}
+
+// Canonical placement: a zero-length payload at 0, any other at the next
+// multiple of 64 after the previous payload.
+Result<std::uint64_t> BlockWriter::Place(std::uint64_t length, std::uint32_t i) const {
+  if (length == 0) return std::uint64_t{0};
+  const auto aligned = internal::AlignUp64(payload_end_);
+  if (!aligned) {
+    return FailTensor(Rule::H7, DescriptorFieldOffset(i, desc::kByteOffset), i,
+                      "the payloads before this tensor already end at %d", payload_end_);
   }
-  const auto end = internal::CheckedAdd(offset, length);
+  return *aligned;
+}
 
-  // D1..D10, N1, N2 (for this tensor), O1..O3, Q1..Q4: the parser's own
-  // check of a descriptor's fields, on the request's fields as tensor i of a
-  // block whose payload region ends where this payload does.
-  const internal::RawDescriptor d = DescriptorOf(r, offset, length);
-  HeaderInfo block;
-  block.flags = static_cast<std::uint8_t>(kFlagLittleEndian | (r.name.empty() ? 0 : kFlagNames));
-  block.payload_bytes = end.value_or(~std::uint64_t{0});
-  if (Check e = internal::CheckFields(d, i, block)) return *std::move(e);
-
-  // N2 across tensors: all named or all unnamed.
+// The rules on names that need the tensors added before: N2 across tensors
+// (all named or all unnamed), room in the heap for the name, N4 (UTF-8)
+// and N5 (unique).
+std::optional<Error> BlockWriter::CheckNames(const TensorRequest& r, std::uint32_t i) const {
   if (!r.name.empty() && first_unnamed_) {
     return FailTensor(Rule::N2, DescriptorFieldOffset(*first_unnamed_, desc::kNameOff),
                       *first_unnamed_,
@@ -147,7 +165,6 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
                       "(the heap holds about 64 KiB of names)",
                       Quoted(r.name), names_.size());
   }
-  // N4, N5.
   const std::string* const texts[] = {&r.name, &r.layout};
   if (const auto bad = std::find_if(std::begin(texts), std::end(texts),
                                     [](const std::string* t) { return !IsWellFormedUtf8(*t); });
@@ -162,17 +179,23 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
                         "name %s repeats the name of tensor %d", Quoted(r.name), it->second);
     }
   }
+  return std::nullopt;
+}
 
+// Keeps a checked tensor: its descriptor encoded once (with its name's
+// heap offset), its payload, and the block's names and payload end.
+void BlockWriter::Store(const TensorRequest& r, internal::RawDescriptor d, Payload payload) {
+  const auto i = static_cast<std::uint32_t>(tensors_.size());
+  if (!r.name.empty()) d.name_off = static_cast<std::uint16_t>(names_.size());  // < 0xFFFF
   Entry entry;
-  internal::RawDescriptor stored = d;
-  if (!r.name.empty()) stored.name_off = static_cast<std::uint16_t>(names_.size());  // < 0xFFFF
-  entry.descriptor = internal::EncodeDescriptor(stored);  // the one encode of this tensor
+  entry.descriptor = internal::EncodeDescriptor(d);  // the one encode of this tensor
   Observe(internal::WriteStep::kDescriptorEncode);
-  decoded_.push_back(stored);
+  decoded_.push_back(d);
   entry.layout = r.layout;
-  entry.offset = offset;
-  entry.length = length;
+  entry.offset = d.byte_offset;
+  entry.length = d.byte_length;
   entry.payload = std::move(payload);
+  if (entry.length != 0) payload_end_ = entry.offset + entry.length;  // checked by CheckFields
   tensors_.push_back(std::move(entry));
   if (r.name.empty()) {
     if (!first_unnamed_) first_unnamed_ = i;
@@ -180,8 +203,6 @@ Result<std::uint32_t> BlockWriter::Add(const TensorRequest& r, Payload payload) 
     name_index_.emplace(r.name, i);
     names_ += r.name;
   }
-  if (length != 0) payload_end_ = *end;
-  return i;
 }
 
 BlockWriter::BlockWriter() = default;
@@ -244,37 +265,6 @@ Result<BlockPlan> BlockWriter::Plan() const {
   heap = std::copy(names_.begin(), names_.end(), heap);
   for (const Entry& t : tensors_) heap = std::copy(t.layout.begin(), t.layout.end(), heap);
   return BlockPlan(this, std::move(head), payload_end_);
-}
-
-Result<std::uint64_t> BlockWriter::BlockLength() const {
-  Result<BlockPlan> plan = Plan();
-  if (!plan.ok()) return plan.error();
-  return plan.value().block_length();
-}
-
-WriteResult<std::uint64_t> BlockWriter::WriteTo(const ByteSink& sink) const {
-  Result<BlockPlan> plan = Plan();
-  if (!plan.ok()) return plan.error();
-  Result<std::uint64_t, WriteError> n = plan.value().WriteTo(sink);
-  if (!n.ok()) return n.error();
-  return n.value();
-}
-
-WriteResult<std::vector<std::uint8_t>> BlockWriter::WriteToMemory() const {
-  Result<BlockPlan> plan = Plan();
-  if (!plan.ok()) return plan.error();
-  Result<std::vector<std::uint8_t>, WriteError> out = plan.value().WriteToMemory();
-  if (!out.ok()) return out.error();
-  return std::move(out).value();
-}
-
-WriteFileResult BlockWriter::WriteToFile(const std::string& path) const {
-  // Rules first: a request that breaks one writes nothing at all.
-  Result<BlockPlan> plan = Plan();
-  if (!plan.ok()) return plan.error();
-  Result<std::uint64_t, WriteError> n = plan.value().WriteToFile(path);
-  if (!n.ok()) return n.error();
-  return n.value();
 }
 
 Result<std::uint64_t, WriteError> BlockPlan::WriteTo(const ByteSink& sink) const {

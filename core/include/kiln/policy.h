@@ -1,10 +1,13 @@
 // Kiln's own bounds, beside the format's maxima (kiln::Limits{}, block.h):
-// what a caller that takes Kiln blocks from strangers sets, and why. The
-// parser, the streaming validator, the command and every binding (the C ABI,
-// Python, the npm package) reach them here, without the foreign-format
-// readers; the bounds of the foreign formats (safetensors, GGUF, NumPy) and
-// the readers' profiles are in kiln/formats/policy.h, which builds on this
-// header. No other file defines a default bound (docs/limits.md).
+// what a caller that takes Kiln blocks from strangers sets, and why. They
+// live in core, so the parser, the streaming validator and every binding
+// (the C ABI, Python, the npm package) can reach them without the
+// foreign-format readers; today the command applies them (ingest, unpack,
+// --idle-timeout), while the bindings default to kiln::Limits{}, the
+// format's maxima, and take lower limits from their caller. The bounds of
+// the foreign formats (safetensors, GGUF, NumPy) and the readers' profiles
+// are in kiln/formats/policy.h, which builds on this header. No other file
+// defines a default bound (docs/limits.md).
 #ifndef KILN_POLICY_H_
 #define KILN_POLICY_H_
 

@@ -6,14 +6,9 @@
 # Usage: KILN_GGUF_CPP_READER=/path/to/driver tests/loaders/gguf-cpp/run.sh path/to/kiln
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-kiln=$(realpath "${1:?usage: run.sh path/to/kiln}")
-reader=${KILN_GGUF_CPP_READER:-}
-if [ -z "$reader" ]; then
-  echo "skipped: KILN_GGUF_CPP_READER is not set (gguf.cpp is built locally from ggml's sources)"
-  exit 0
-fi
-if [ ! -x "$reader" ]; then
-  echo "loaders/gguf-cpp: KILN_GGUF_CPP_READER=$reader is not an executable"
-  exit 1
-fi
+. "$here/../lib.sh"
+kiln=$(loader_kiln "$@")
+skip_unless_set KILN_GGUF_CPP_READER "gguf.cpp is built locally from ggml's sources"
+reader=$KILN_GGUF_CPP_READER
+[ -x "$reader" ] || loader_fail gguf-cpp "KILN_GGUF_CPP_READER=$reader is not an executable"
 exec /usr/bin/python3 "$here/../gguf_diff.py" "$kiln" cpp "$reader"

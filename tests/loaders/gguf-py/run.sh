@@ -8,14 +8,9 @@
 # Usage: KILN_GGUF_PY=/path/to/gguf-py tests/loaders/gguf-py/run.sh path/to/kiln
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-kiln=$(realpath "${1:?usage: run.sh path/to/kiln}")
-dir=${KILN_GGUF_PY:-}
-if [ -z "$dir" ]; then
-  echo "skipped: KILN_GGUF_PY is not set (gguf-py is read from llama.cpp's sources, outside this repository)"
-  exit 0
-fi
-if [ ! -f "$dir/gguf/gguf_reader.py" ]; then
-  echo "loaders/gguf-py: KILN_GGUF_PY=$dir holds no gguf/gguf_reader.py"
-  exit 1
-fi
+. "$here/../lib.sh"
+kiln=$(loader_kiln "$@")
+skip_unless_set KILN_GGUF_PY "gguf-py is read from llama.cpp's sources, outside this repository"
+dir=$KILN_GGUF_PY
+[ -f "$dir/gguf/gguf_reader.py" ] || loader_fail gguf-py "KILN_GGUF_PY=$dir holds no gguf/gguf_reader.py"
 exec /usr/bin/python3 "$here/../gguf_diff.py" "$kiln" py /usr/bin/python3 "$here/read.py"

@@ -5,16 +5,7 @@
 # Usage: tests/loaders/hub-js/run.sh path/to/kiln
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-kiln=$(realpath "${1:?usage: run.sh path/to/kiln}")
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  if [ "${CI:-}" = true ]; then
-    echo "loaders/hub-js: node and npm are required under CI"
-    exit 1
-  fi
-  echo "skipped: node or npm not found"
-  exit 0
-fi
-if [ ! -d "$here/node_modules/@huggingface/hub" ]; then
-  (cd "$here" && npm ci --no-audit --no-fund --silent)
-fi
+. "$here/../lib.sh"
+kiln=$(loader_kiln "$@")
+need_npm_package hub-js "$here" @huggingface/hub
 exec /usr/bin/python3 "$here/diff.py" "$kiln"

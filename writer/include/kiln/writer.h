@@ -14,8 +14,10 @@
 // The writer plans, then writes: Add encodes each descriptor once and
 // checks it; Plan() seals the block once (header, directory, heap, the
 // rules that need every tensor) into a BlockPlan, which writes itself to a
-// sink, to memory or to a file without laying anything out again. After
-// Plan() only I/O can fail, reported as a WriteError, never as a rule.
+// sink, to memory or to a file without laying anything out again. Each
+// step has one result shape: Add and Plan return Result<T> (a verdict: the
+// Error names the class and rule the request breaks); the plan's writes
+// return Result<T, WriteError> (only I/O can fail, never a rule).
 //
 // The writer is its own library, kiln::writer (link it as well as
 // kiln::parser); kiln/kiln.h does not include this header.
@@ -30,7 +32,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <variant>
 #include <vector>
 
 #include "kiln/directory.h"
@@ -103,41 +104,6 @@ struct WriteError {
   [[nodiscard]] std::string ToString() const;
 };
 
-// The outcome of writing a block: a value, or a rule the block breaks
-// (format_error(): the request was wrong, nothing is written), or an I/O
-// failure (io_error()).
-template <typename T>
-class [[nodiscard]] WriteResult {
- public:
-  // cppcheck-suppress noExplicitConstructor
-  WriteResult(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  // cppcheck-suppress noExplicitConstructor
-  WriteResult(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-  // cppcheck-suppress noExplicitConstructor
-  WriteResult(WriteError error) : v_(std::move(error)) {}  // NOLINT
-
-  [[nodiscard]] bool ok() const { return v_.index() == 0; }
-  // Precondition: ok(). Throws std::bad_variant_access otherwise.
-  [[nodiscard]] const T& value() const& { return std::get<0>(v_); }
-  [[nodiscard]] T&& value() && { return std::get<0>(std::move(v_)); }
-  // The rule the block breaks, or null.
-  [[nodiscard]] const Error* format_error() const { return std::get_if<1>(&v_); }
-  // The I/O failure, or null.
-  [[nodiscard]] const WriteError* io_error() const { return std::get_if<2>(&v_); }
-  // Either error as text; "ok" when ok().
-  [[nodiscard]] std::string ToString() const {
-    if (const Error* e = format_error()) return e->ToString();
-    if (const WriteError* e = io_error()) return e->ToString();
-    return "ok";
-  }
-
- private:
-  std::variant<T, Error, WriteError> v_;
-};
-
-// The outcome of BlockWriter::WriteToFile: the block length.
-using WriteFileResult = WriteResult<std::uint64_t>;
-
 // Receives the bytes of a block in order. Returns false on an I/O error.
 using ByteSink = std::function<bool(std::span<const std::uint8_t> bytes)>;
 
@@ -202,18 +168,19 @@ class BlockWriter {
 
   // Seals the block: lays out the header, the directory and the heap and
   // checks the rules that need every tensor (Q5..Q7, the heap's size), once.
-  // Write through the plan; add nothing while it is used.
+  // A rule the block breaks is the Error; nothing is written. The plan is
+  // the one way to write: its length, then any number of writes. Add
+  // nothing while it is used.
   [[nodiscard]] Result<BlockPlan> Plan() const;
-
-  // Plan(), then its length / one write. Each seals the block once: to
-  // check the length and then write, seal once with Plan().
-  [[nodiscard]] Result<std::uint64_t> BlockLength() const;
-  [[nodiscard]] WriteResult<std::uint64_t> WriteTo(const ByteSink& sink) const;
-  [[nodiscard]] WriteResult<std::vector<std::uint8_t>> WriteToMemory() const;
-  [[nodiscard]] WriteFileResult WriteToFile(const std::string& path) const;
 
  private:
   friend class BlockPlan;
+  // The steps of Add (writer.cc).
+  [[nodiscard]] std::optional<Error> CheckSizes(const TensorRequest& r, std::uint32_t i) const;
+  [[nodiscard]] Result<std::uint64_t> Place(std::uint64_t length, std::uint32_t i) const;
+  [[nodiscard]] std::optional<Error> CheckNames(const TensorRequest& r, std::uint32_t i) const;
+  void Store(const TensorRequest& r, internal::RawDescriptor d, Payload payload);
+
   struct Entry {
     std::array<std::uint8_t, kDescriptorSize> descriptor{};  // encoded once, at Add
     std::string layout;

@@ -136,7 +136,11 @@ def source_files():
 
 def measure(build, timeout, only=None, verbose=False):
     build = build.resolve()
-    gcnos = sorted(build.rglob("*.gcno"))
+    # The library objects only (their sources are the ones mutated): gcov on
+    # the test binaries' own objects would cost far more than it tells. Code
+    # of a header that only a test object inlines is not seen; mutate.py
+    # runs a header's whole folder of tests when the map has none for it.
+    gcnos = sorted(g for f in SOURCE_FOLDERS for g in (build / f).rglob("*.gcno"))
     if not gcnos:
         sys.exit("%s has no .gcno files: configure it with --configure and build it" % build)
     gcdas = [g.with_suffix(".gcda") for g in gcnos]
@@ -178,7 +182,14 @@ def measure(build, timeout, only=None, verbose=False):
             print("[%d/%d] %s: test %.1fs, gcov %.1fs%s" % (
                 k + 1, len(tests), name, t1 - t0, time.time() - t1,
                 "" if rc == 0 else " (exit %d)" % rc), flush=True)
+    blobs = {}
+    for line in subprocess.run(["git", "-C", str(ROOT), "ls-files", "-s"], check=True,
+                               stdout=subprocess.PIPE, text=True).stdout.splitlines():
+        meta, _, path = line.partition("\t")
+        if path in sources:
+            blobs[path] = meta.split()[1]
     out = {"tree": tree_hash(), "build": str(build), "tests": names, "failed": failed,
+           "blobs": blobs,
            "seconds": round(time.time() - started, 1),
            "files": {rel: {"executable": sorted(e["executable"]),
                            "reached": {str(n): t for n, t in sorted(e["reached"].items())}}

@@ -804,6 +804,9 @@ def main():
                 path.write_text(original)
                 mutated = None
             results.append((rel, n, what, verdict, detail, False))
+            old = rows.get(keys[(rel, n, what, new_line)])
+            if old and old["result"] == "equivalent" and verdict != "killed":
+                verdict, detail = "equivalent", old["detail"]  # a person's reading stands
             if ledger_path:
                 rows[keys[(rel, n, what, new_line)]] = {
                     "file": str(rel), "line": str(n), "operator": what,

@@ -658,6 +658,13 @@ def main():
             texts[rel] = (ROOT / rel).read_text().splitlines()
         return texts[rel]
     keys = {m: (str(m[0]), m[2], context_hash(lines_of(m[0]), m[1], m[2])) for m in chosen}
+    population = []
+
+    def population_keys():
+        if not population:
+            population.append({(str(m[0]), m[2], context_hash(lines_of(m[0]), m[1], m[2]))
+                               for m in all_mutants})
+        return population[0]
     ledger_path = args.ledger
     rows = read_ledger(ledger_path) if ledger_path else {}
     if args.changed and not ledger_path:
@@ -812,6 +819,8 @@ def main():
                     "file": str(rel), "line": str(n), "operator": what,
                     "hash": keys[(rel, n, what, new_line)][2], "result": verdict,
                     "detail": detail, "tests": tests_now, "commit": head[:12]}
+                # Written after every mutant, so that a stopped run keeps its results.
+                write_ledger(ledger_path, rows, population_keys(), head[:12])
             print("[%d/%d] %-11s %s:%d %s%s (%.0fs)" % (
                 k, len(todo), verdict, rel, n, what, (" -- " + detail) if detail else "",
                 time.time() - t0), flush=True)
@@ -828,9 +837,7 @@ def main():
         elif not args.work:
             shutil.rmtree(work, ignore_errors=True)
         if ledger_path and results:
-            population = {(str(m[0]), m[2], context_hash(lines_of(m[0]), m[1], m[2]))
-                          for m in all_mutants}
-            write_ledger(ledger_path, rows, population, head[:12])
+            write_ledger(ledger_path, rows, population_keys(), head[:12])
 
     def count(rs):
         v = [r for r in rs if r[3] != "invalid"]

@@ -196,6 +196,9 @@ def run(cmd, cwd, timeout, env=None):
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
             return -1
+        except BaseException:  # stopped (a signal): the command stops too
+            os.killpg(p.pid, signal.SIGKILL)
+            raise
 
 
 def test_command(build, entry):
@@ -447,6 +450,9 @@ def run_capture(cmd, cwd, timeout, env=None):
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
                 rc = -1
+            except BaseException:  # stopped (a signal): the tests stop too
+                os.killpg(p.pid, signal.SIGKILL)
+                raise
         out.seek(0)
         return rc, out.read().decode(errors="replace")
 

@@ -102,7 +102,7 @@ FOLDERS = {
              ["kiln_memory_tests", "kiln_tests"]),
     "parser": (["parser/src/*.cc"], ["kiln_memory_tests", "kiln_tests"]),
     "base": (["base/src/*.cc", "base/include/kiln/base/*.h"],
-             ["kiln_memory_tests"] + CLI_TESTS + ["kiln_tests"]),
+             ["kiln_memory_tests", "kiln_tests"] + CLI_TESTS),
     "formats": (["formats/src/*.cc", "formats/src/*.h", "formats/include/kiln/formats/*.h"],
                 ["kiln_formats_tests", "kiln_safetensors_tests", "kiln_cli_tests"]),
     "writer": (["writer/src/*.cc", "writer/include/kiln/*.h"],

@@ -23,6 +23,8 @@ changes gets no cached map (its hash would not name its content).
     ninja -C build/mutcov                                # build it
     python3 scripts/covmap.py --build build/mutcov       # measure, write the map
     python3 scripts/covmap.py --path                      # where the map is kept
+    python3 scripts/covmap.py --build build/mutcov --binary kiln_tests \
+        --binary kiln_memory_tests                       # a partial map (core/, parser/)
 """
 import argparse
 import hashlib
@@ -134,7 +136,7 @@ def source_files():
     return {f for f in files if f.endswith((".cc", ".h", ".inc"))}
 
 
-def measure(build, timeout, only=None, verbose=False):
+def measure(build, timeout, only=None, verbose=False, binaries=()):
     build = build.resolve()
     # The library objects only (their sources are the ones mutated): gcov on
     # the test binaries' own objects would cost far more than it tells. Code
@@ -148,6 +150,8 @@ def measure(build, timeout, only=None, verbose=False):
     tests = ctest_tests(build)
     if only:
         tests = [t for t in tests if only in t[0]]
+    if binaries:  # a partial map: only these test binaries' tests
+        tests = [t for t in tests if t[1] and Path(t[1][0]).name in binaries]
     names = []
     files = {}
     failed = []
@@ -189,7 +193,7 @@ def measure(build, timeout, only=None, verbose=False):
         if path in sources:
             blobs[path] = meta.split()[1]
     out = {"tree": tree_hash(), "build": str(build), "tests": names, "failed": failed,
-           "blobs": blobs,
+           "blobs": blobs, "binaries": sorted(binaries),
            "seconds": round(time.time() - started, 1),
            "files": {rel: {"executable": sorted(e["executable"]),
                            "reached": {str(n): t for n, t in sorted(e["reached"].items())}}
@@ -205,6 +209,10 @@ def main():
     ap.add_argument("--out", type=Path, help="write the map here (default: the cache)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per test")
     ap.add_argument("--only", help="only the tests whose name contains this (trying it out)")
+    ap.add_argument("--binary", action="append", default=[],
+                    help="only the tests of this test binary (repeatable): a partial map, "
+                         "which mutate.py uses only for the folders whose tests all live in "
+                         "these binaries")
     ap.add_argument("--path", action="store_true", help="print where this tree's map is kept")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -216,7 +224,7 @@ def main():
         return 0
     if not args.build:
         ap.error("--build DIR (or --configure DIR, --path)")
-    result = measure(args.build, args.timeout, args.only, args.verbose)
+    result = measure(args.build, args.timeout, args.only, args.verbose, tuple(args.binary))
     out = args.out or map_path(result["tree"])
     if out is None:
         sys.exit("the checkout has uncommitted changes: give --out")

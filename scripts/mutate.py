@@ -389,8 +389,11 @@ class Coverage:
         self.data = data
         self.exact = exact
         blobs = data.get("blobs", {})
+        partial = set(data.get("binaries") or [])
         self.files = {}
         for rel, entry in data["files"].items():
+            if partial and not set(build_targets(FOLDERS[folder_of(rel)][1])) <= partial:
+                continue  # a partial map: some of the folder's tests were not measured
             if exact or (blobs.get(rel) and blobs[rel] == current_blob(rel)):
                 self.files[rel] = (set(entry["executable"]),
                                    {int(k): v for k, v in entry["reached"].items()})

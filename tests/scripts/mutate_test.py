@@ -110,6 +110,14 @@ class Selection(unittest.TestCase):
         self.assertIsNone(self.coverage().tests("core/src/z.cc", 1))
         self.assertIsNone(self.coverage().tests("core/internal/kiln/internal/y.h", 5))
 
+    def test_a_partial_map_serves_only_folders_whose_tests_it_measured(self):
+        data = {"tree": "t", "tests": ["A.One"], "binaries": ["kiln_tests", "kiln_memory_tests"],
+                "files": {"core/src/x.cc": {"executable": [1], "reached": {"1": [0]}},
+                          "base/src/y.cc": {"executable": [1], "reached": {"1": [0]}}}}
+        cov = mutate.Coverage(data, exact=True)
+        self.assertEqual(cov.tests("core/src/x.cc", 1), ["A.One"])
+        self.assertIsNone(cov.tests("base/src/y.cc", 1))  # base/ is also tested by the CLI suites
+
     def test_killer_is_the_first_failed_test_or_the_crashed_one(self):
         out = "[ RUN      ] A.One\n[       OK ] A.One\n[ RUN      ] A.Two\n"
         self.assertEqual(mutate.killer_of(out, "bin"), "A.Two (crashed or timed out)")

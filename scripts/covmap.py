@@ -24,7 +24,7 @@ changes gets no cached map (its hash would not name its content).
     python3 scripts/covmap.py --build build/mutcov       # measure, write the map
     python3 scripts/covmap.py --path                      # where the map is kept
     python3 scripts/covmap.py --build build/mutcov --binary kiln_tests \
-        --binary kiln_memory_tests                       # a partial map (core/, parser/)
+        --binary kiln_memory_tests --folder core --folder parser   # a partial map
 """
 import argparse
 import hashlib
@@ -136,17 +136,17 @@ def source_files():
     return {f for f in files if f.endswith((".cc", ".h", ".inc"))}
 
 
-def measure(build, timeout, only=None, verbose=False, binaries=()):
+def measure(build, timeout, only=None, verbose=False, binaries=(), folders=SOURCE_FOLDERS):
     build = build.resolve()
     # The library objects only (their sources are the ones mutated): gcov on
     # the test binaries' own objects would cost far more than it tells. Code
     # of a header that only a test object inlines is not seen; mutate.py
     # runs a header's whole folder of tests when the map has none for it.
-    gcnos = sorted(g for f in SOURCE_FOLDERS for g in (build / f).rglob("*.gcno"))
+    gcnos = sorted(g for f in folders for g in (build / f).rglob("*.gcno"))
     if not gcnos:
         sys.exit("%s has no .gcno files: configure it with --configure and build it" % build)
     gcdas = [g.with_suffix(".gcda") for g in gcnos]
-    sources = source_files()
+    sources = {f for f in source_files() if f.split("/")[0] in folders}
     tests = ctest_tests(build)
     if only:
         tests = [t for t in tests if only in t[0]]
@@ -193,7 +193,7 @@ def measure(build, timeout, only=None, verbose=False, binaries=()):
         if path in sources:
             blobs[path] = meta.split()[1]
     out = {"tree": tree_hash(), "build": str(build), "tests": names, "failed": failed,
-           "blobs": blobs, "binaries": sorted(binaries),
+           "blobs": blobs, "binaries": sorted(binaries), "folders": sorted(folders),
            "seconds": round(time.time() - started, 1),
            "files": {rel: {"executable": sorted(e["executable"]),
                            "reached": {str(n): t for n, t in sorted(e["reached"].items())}}
@@ -213,6 +213,8 @@ def main():
                     help="only the tests of this test binary (repeatable): a partial map, "
                          "which mutate.py uses only for the folders whose tests all live in "
                          "these binaries")
+    ap.add_argument("--folder", action="append", default=[], choices=SOURCE_FOLDERS,
+                    help="only these folders' lines (repeatable; gcov reads fewer objects)")
     ap.add_argument("--path", action="store_true", help="print where this tree's map is kept")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -224,7 +226,8 @@ def main():
         return 0
     if not args.build:
         ap.error("--build DIR (or --configure DIR, --path)")
-    result = measure(args.build, args.timeout, args.only, args.verbose, tuple(args.binary))
+    result = measure(args.build, args.timeout, args.only, args.verbose, tuple(args.binary),
+                     tuple(args.folder) or SOURCE_FOLDERS)
     out = args.out or map_path(result["tree"])
     if out is None:
         sys.exit("the checkout has uncommitted changes: give --out")

@@ -460,7 +460,7 @@ def run_capture(cmd, cwd, timeout, env=None):
         return rc, out.read().decode(errors="replace")
 
 
-def killer_of(output, fallback):
+def killer_of(output, fallback, rc=1):
     """The test a failed run names: GoogleTest's first FAILED line, else the
     test it was running when it crashed or hung, else ctest's list."""
     m = re.search(r"^\[  FAILED  \] (\S+)", output, re.M)
@@ -468,7 +468,7 @@ def killer_of(output, fallback):
         return m.group(1)
     runs = re.findall(r"^\[ RUN      \] (\S+)", output, re.M)
     if runs:
-        return runs[-1] + " (crashed or timed out)"
+        return runs[-1] + (" (timed out)" if rc == -1 else " (crashed)")
     m = re.search(r"^\s*\d+ - (\S+) \(", output, re.M)
     if m:
         return m.group(1)
@@ -520,16 +520,22 @@ class Runner:
         steps, _ = self.plan(names)
         for cost, cmd, label in steps:
             cwd = self.build / "tests" if label != "ctest" else self.tree
-            rc, output = run_capture(cmd, cwd, max(30.0, self.factor * cost))
+            timeout = max(30.0, self.factor * cost)
+            rc, output = run_capture(cmd, cwd, timeout)
+            if rc == -1:  # on a loaded machine: a second chance with three times as long
+                rc, output = run_capture(cmd, cwd, 3 * timeout)
             if rc != 0:
-                return killer_of(output, label)
+                return killer_of(output, label, rc)
         return None
 
     def run_entries(self, entries, timeouts):
         for e in entries:
             rc, output = run_capture(test_command(self.build, e), self.tree, timeouts[e])
+            if rc == -1:  # on a loaded machine: a second chance with three times as long
+                rc, output = run_capture(test_command(self.build, e), self.tree,
+                                         3 * timeouts[e])
             if rc != 0:
-                return killer_of(output, binary(e))
+                return killer_of(output, binary(e), rc)
         return None
 
 
@@ -557,6 +563,34 @@ def reusable(row, listing, tests_now):
         return row["detail"].split(" ")[0] in listing or row["detail"] in (
             [Path(c[0]).name for c, _ in listing.values() if c] + ["ctest"])
     return row["tests"] == tests_now
+
+
+def summary_table(all_mutants, path):
+    """Per folder: the population, and the ledger's results for the mutants
+    that still exist (same hash)."""
+    rows = read_ledger(path)
+    texts = {}
+    print("| folder | mutants | measured | killed | equivalent | survived (no coverage) "
+          "| invalid | killed of non-equivalent |")
+    print("|---|---|---|---|---|---|---|---|")
+    for folder in FOLDERS:
+        ms = [m for m in all_mutants if folder_of(m[0]) == folder]
+        got = []
+        for rel, n, what, _ in ms:
+            if rel not in texts:
+                texts[rel] = (ROOT / rel).read_text().splitlines()
+            row = rows.get((str(rel), what, context_hash(texts[rel], n, what)))
+            if row:
+                got.append(row["result"])
+        k, e, i = got.count("killed"), got.count("equivalent"), got.count("invalid")
+        nc = got.count("no-coverage")
+        s = got.count("survived") + nc
+        rate = "%.1f%%" % (100.0 * k / (k + s)) if k + s else "-"
+        print("| %s/ | %d | %d | %d | %d | %d (%d) | %d | %s |" % (
+            folder, len(ms), len(got), k, e, s, nc, i, rate))
+    print("\nledger %s, commit %s" % (path.relative_to(ROOT) if path.is_relative_to(ROOT)
+                                      else path, ledger_commit(path)))
+    return 0
 
 
 def main():
@@ -602,8 +636,12 @@ def main():
                          "ledger's commit) must be killed or recorded equivalent; --sample N "
                          "adds N mutants of the rest drawn with a seed from HEAD, reported "
                          "and held to --min-kill")
+    ap.add_argument("--summary", action="store_true",
+                    help="print the ledger's results per folder (a Markdown table) and stop")
     args = ap.parse_args()
     all_mutants = mutants()
+    if args.summary:
+        return summary_table(all_mutants, args.ledger or LEDGER)
     chosen = all_mutants
     if args.folder:
         chosen = [m for m in chosen if folder_of(m[0]) in args.folder]

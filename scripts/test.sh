@@ -218,7 +218,7 @@ echo "started in the background (log: $san_log): the sanitize build's whole suit
 # else by folder. The budget stops starting mutants (the gate's first).
 step "mutation testing: the changed lines' mutants and a fresh sample (docs/mutation.md)"
 python3 scripts/mutate.py --build build/default --changed --sample "${KILN_MUTANTS:-16}" \
-  --min-kill 0.5 --budget "${KILN_MUTATION_SECONDS:-330}"
+  --min-kill 0.5 --budget "${KILN_MUTATION_SECONDS:-270}"
 
 step "sanitize build: the whole suite under ASan, UBSan and the integer checks (ctest -j $jobs)"
 san_status=0

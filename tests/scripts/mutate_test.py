@@ -120,7 +120,8 @@ class Selection(unittest.TestCase):
 
     def test_killer_is_the_first_failed_test_or_the_crashed_one(self):
         out = "[ RUN      ] A.One\n[       OK ] A.One\n[ RUN      ] A.Two\n"
-        self.assertEqual(mutate.killer_of(out, "bin"), "A.Two (crashed or timed out)")
+        self.assertEqual(mutate.killer_of(out, "bin", -6), "A.Two (crashed)")
+        self.assertEqual(mutate.killer_of(out, "bin", -1), "A.Two (timed out)")
         out += "x.cc:3: Failure\n[  FAILED  ] A.Two (0 ms)\n"
         self.assertEqual(mutate.killer_of(out, "bin"), "A.Two")
         self.assertEqual(mutate.killer_of("nothing", "bin"), "bin")

@@ -113,8 +113,10 @@ def reached_lines(gcdas, sources):
         doc = doc.strip()
         if not doc.startswith("{"):
             continue
-        for f in json.loads(doc).get("files", []):
-            path = Path(f["file"])
+        data = json.loads(doc)
+        for f in data.get("files", []):
+            # Relative to the compiler's directory (ccache's CCACHE_BASEDIR makes them so).
+            path = Path(data.get("current_working_directory", "/")) / f["file"]
             try:
                 rel = str(path.resolve().relative_to(ROOT))
             except ValueError:

@@ -743,7 +743,7 @@ def main():
         coverage = load_coverage(args.coverage)
         if coverage:
             print("coverage map: %s tree %s, %d files" % (
-                "this" if coverage.exact else "another", coverage.data["tree"][:12],
+                "this" if coverage.exact else "another", (coverage.data.get("tree") or "with changes")[:12],
                 len(coverage.files)), flush=True)
     else:
         work = args.work or Path(tempfile.mkdtemp(prefix="kiln-mutate-"))

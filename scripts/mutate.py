@@ -45,6 +45,7 @@ kiln_tests golden test and kiln_cli_tests.
 Exit status 1 when the share killed (of valid mutants) is below --min-kill.
 """
 import argparse
+import hashlib
 import io
 import json
 import os
@@ -97,11 +98,11 @@ CAPI_PROGRAMS = ("ctest:^(capi_golden_|capi_block_map|capi_exports_only|"
                  "kiln_capi_test_static,kiln_capi_map_test,kiln_capi_map_json_test,"
                  "kiln_c_validate,kiln_c_shared")
 FOLDERS = {
-    "parser": (["core/src/*.cc", "core/internal/kiln/internal/*.h", "parser/src/*.cc",
-                "core/include/kiln/rules.inc"],
-               ["kiln_memory_tests", "kiln_tests"]),
+    "core": (["core/src/*.cc", "core/internal/kiln/internal/*.h", "core/include/kiln/rules.inc"],
+             ["kiln_memory_tests", "kiln_tests"]),
+    "parser": (["parser/src/*.cc"], ["kiln_memory_tests", "kiln_tests"]),
     "base": (["base/src/*.cc", "base/include/kiln/base/*.h"],
-             ["kiln_memory_tests"] + CLI_TESTS + ["kiln_tests"]),
+             ["kiln_memory_tests", "kiln_tests"] + CLI_TESTS),
     "formats": (["formats/src/*.cc", "formats/src/*.h", "formats/include/kiln/formats/*.h"],
                 ["kiln_formats_tests", "kiln_safetensors_tests", "kiln_cli_tests"]),
     "writer": (["writer/src/*.cc", "writer/include/kiln/*.h"],
@@ -131,7 +132,11 @@ CLASSES = ["kFrame", "kType", "kLimit", "kUtf8"]
 
 
 def code_part(line):
-    """The line without a // comment (string literals with // are rare here)."""
+    """The line's code: a // comment cut off, /* */ comments and character
+    literals blanked (same length, so columns still index the line). Lines
+    with string literals are not mutated at all (mutants())."""
+    line = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), line)
+    line = re.sub(r"'(\\.|[^'\\])'", lambda m: " " * len(m.group(0)), line)
     i = line.find("//")
     return line if i < 0 else line[:i]
 
@@ -156,14 +161,14 @@ def mutants():
             for old, new in SWAPS:
                 start = 0
                 while (i := code.find(old, start)) >= 0:
-                    out.append((rel, n, "'%s' -> '%s'" % (old.strip(), new.strip()),
+                    out.append((rel, n, "'%s' -> '%s' @%d" % (old.strip(), new.strip(), i + 2),
                                 line[:i] + new + line[i + len(old):]))
                     start = i + 1
             for m in re.finditer(r"(?<![\w.])(\d+)(?![\w.])", code):
                 if "[" in code[:m.start()] and "]" in code[m.end():]:
                     continue  # array sizes and indexes of fixed layouts
                 v = int(m.group(1))
-                out.append((rel, n, "constant %d -> %d" % (v, v + 1),
+                out.append((rel, n, "constant %d -> %d @%d" % (v, v + 1, m.start() + 1),
                             line[:m.start()] + str(v + 1) + line[m.end():]))
             m = re.match(r"^(\s*)if \((.*)\) (return|\{)", line)
             if m and "Check e =" not in line:
@@ -191,6 +196,9 @@ def run(cmd, cwd, timeout, env=None):
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
             return -1
+        except BaseException:  # stopped (a signal): the command stops too
+            os.killpg(p.pid, signal.SIGKILL)
+            raise
 
 
 def test_command(build, entry):
@@ -291,6 +299,300 @@ def stratified(chosen, n, seed):
     return out
 
 
+# --- the coverage map, the tests it selects, and who killed a mutant -------------
+
+LEDGER = ROOT / "mutation" / "ledger.tsv"
+LEDGER_COLUMNS = ["file", "line", "operator", "hash", "result", "detail", "tests", "commit"]
+
+
+def git(*args):
+    return subprocess.run(["git", "-C", str(ROOT)] + list(args), check=True,
+                          stdout=subprocess.PIPE, text=True).stdout.strip()
+
+
+def context_hash(lines, n, what):
+    """The mutant's identity: its operator and the seven lines around it
+    (whitespace stripped), so that it survives lines moving but not a change
+    of the code it sits in."""
+    around = [ln.strip() for ln in lines[max(0, n - 4):n + 3]]
+    return hashlib.sha1(("\n".join(around) + "\n" + what).encode()).hexdigest()[:12]
+
+
+def tests_hash():
+    """What the tests are made of: tests/, golden/ and the conformance runner."""
+    parts = [git("rev-parse", "HEAD:" + d) for d in ("tests", "golden")]
+    return hashlib.sha1(" ".join(parts).encode()).hexdigest()[:12]
+
+
+def read_ledger(path):
+    rows = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            if not line or line.startswith("#") or line.startswith("file\t"):
+                continue
+            cols = line.split("\t")
+            if len(cols) != len(LEDGER_COLUMNS):
+                continue
+            row = dict(zip(LEDGER_COLUMNS, cols))
+            rows[(row["file"], row["operator"], row["hash"])] = row
+    return rows
+
+
+def ledger_commit(path):
+    """The commit of the ledger's last recorded run (its '# commit' line)."""
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            if line.startswith("# commit "):
+                return line.split()[2]
+    return None
+
+
+def write_ledger(path, rows, population_keys, commit):
+    """Rows of mutants that still exist, sorted by file and line."""
+    kept = [r for k, r in rows.items() if k in population_keys]
+    kept.sort(key=lambda r: (r["file"], int(r["line"]), r["operator"]))
+    counts = {}
+    for r in kept:
+        counts[r["result"]] = counts.get(r["result"], 0) + 1
+    head = ["# Mutation ledger: one line per mutant that scripts/mutate.py --ledger measured.",
+            "# result: killed (detail: the first test that failed), equivalent (detail: why",
+            "# no input can tell, written by a person who read it), survived (detail: the",
+            "# test that would kill it, when known), no-coverage (no test reaches the line),",
+            "# invalid (the mutant does not build). hash: operator + the 7 lines around it;",
+            "# tests: the tests/ and golden/ trees it was measured with.",
+            "# commit %s" % commit,
+            "# " + ", ".join("%s %d" % kv for kv in sorted(counts.items())),
+            "\t".join(LEDGER_COLUMNS)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(head + ["\t".join(r[c] for c in LEDGER_COLUMNS)
+                                      for r in kept]) + "\n")
+
+
+def ctest_listing(build):
+    """ctest name -> (command, working directory)."""
+    listing = subprocess.run(["ctest", "--show-only=json-v1"], cwd=build, check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+    out = {}
+    for test in json.loads(listing).get("tests", []):
+        props = {p["name"]: p["value"] for p in test.get("properties", [])}
+        out[test["name"]] = (test.get("command") or [], props.get("WORKING_DIRECTORY",
+                                                                    str(build)))
+    return out
+
+
+class Coverage:
+    """Line -> ctest tests, from scripts/covmap.py's map. A map made on
+    another tree is used only for the files whose content it was made from
+    (and then a mutant it lets survive is confirmed by the folder's tests)."""
+
+    def __init__(self, data, exact):
+        self.data = data
+        self.exact = exact
+        blobs = data.get("blobs", {})
+        partial = set(data.get("binaries") or [])
+        self.files = {}
+        for rel, entry in data["files"].items():
+            if partial and not set(build_targets(FOLDERS[folder_of(rel)][1])) <= partial:
+                continue  # a partial map: some of the folder's tests were not measured
+            if exact or (blobs.get(rel) and blobs[rel] == current_blob(rel)):
+                self.files[rel] = (set(entry["executable"]),
+                                   {int(k): v for k, v in entry["reached"].items()})
+
+    def tests(self, rel, n):
+        """The tests reaching line n of rel ([] none), or None (not mapped)."""
+        if str(rel) not in self.files:
+            return None
+        exe, reached = self.files[str(rel)]
+        lines = [n] if n in exe else [
+            max((x for x in exe if x < n), default=None),
+            min((x for x in exe if x > n), default=None)]
+        names = set()
+        for x in lines:
+            if x is not None:
+                names.update(self.data["tests"][i] for i in reached.get(x, []))
+        if not names and not str(rel).endswith(".cc"):
+            return None  # a header's line may be reached only inlined into a test
+        return sorted(names)
+
+
+_BLOBS = {}
+
+
+def current_blob(rel):
+    if not _BLOBS:
+        for line in git("ls-files", "-s").splitlines():
+            meta, _, path = line.partition("\t")
+            _BLOBS[path] = meta.split()[1]
+    return _BLOBS.get(rel)
+
+
+def load_coverage(spec):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import covmap
+    if spec == "off":
+        return None
+    if spec != "auto":
+        return Coverage(json.loads(Path(spec).read_text()), exact=False)
+    data = covmap.load()
+    if data:
+        return Coverage(data, exact=True)
+    # The newest map of another tree, for the files that have not changed.
+    maps = sorted(covmap.cache_dir().glob("covmap-*.json"), key=lambda p: p.stat().st_mtime)
+    return Coverage(json.loads(maps[-1].read_text()), exact=False) if maps else None
+
+
+def run_capture(cmd, cwd, timeout, env=None):
+    """(exit status or -1 on timeout, output)."""
+    with tempfile.TemporaryFile() as out:
+        with subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, start_new_session=True,
+                              env=env) as p:
+            try:
+                rc = p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                rc = -1
+            except BaseException:  # stopped (a signal): the tests stop too
+                os.killpg(p.pid, signal.SIGKILL)
+                raise
+        out.seek(0)
+        return rc, out.read().decode(errors="replace")
+
+
+def killer_of(output, fallback, rc=1):
+    """The test a failed run names: GoogleTest's first FAILED line, else the
+    test it was running when it crashed or hung, else ctest's list."""
+    m = re.search(r"^\[  FAILED  \] (\S+)", output, re.M)
+    if m:
+        return m.group(1)
+    runs = re.findall(r"^\[ RUN      \] (\S+)", output, re.M)
+    if runs:
+        return runs[-1] + (" (timed out)" if rc == -1 else " (crashed)")
+    m = re.search(r"^\s*\d+ - (\S+) \(", output, re.M)
+    if m:
+        return m.group(1)
+    return fallback
+
+
+class Runner:
+    def __init__(self, build, tree, timeout_factor, test_costs, listing):
+        self.build, self.tree = build, tree
+        self.factor = timeout_factor
+        self.costs = test_costs
+        self.listing = listing
+
+    def plan(self, names):
+        """[(cost, command, label)] for ctest names, gtest ones grouped by
+        binary, quickest first; and the build targets they need."""
+        gtest, other, targets = {}, [], set()
+        for name in names:
+            command, _ = self.listing.get(name, ([], None))
+            if not command:
+                continue
+            exe = Path(command[0])
+            if any(a.startswith("--gtest_filter=") for a in command):
+                gtest.setdefault(str(exe), []).append(command)
+                targets.add(exe.name)
+            else:
+                other.append(name)
+                if self.build in exe.parents:
+                    targets.add(exe.name)
+                else:  # scripts: they run the kiln command or the C validator
+                    targets.update(["kiln", "kiln_c_validate"])
+        steps = []
+        for exe, commands in gtest.items():
+            filters = [a[len("--gtest_filter="):] for c in commands for a in c
+                       if a.startswith("--gtest_filter=")]
+            cost = sum(self.costs.get(f, 1.0) for f in filters)
+            steps.append((cost, [exe, "--gtest_fail_fast", "--gtest_also_run_disabled_tests",
+                                 "--gtest_filter=" + ":".join(filters)], Path(exe).name))
+        if other:
+            cost = sum(self.costs.get(n, 1.0) for n in other)
+            steps.append((cost, ["ctest", "--test-dir", str(self.build), "--stop-on-failure",
+                                 "-R", "^(" + "|".join(re.escape(n) for n in other) + ")$"],
+                          "ctest"))
+        steps.sort(key=lambda s: s[0])
+        return steps, sorted(targets)
+
+    def run_names(self, names):
+        """None when every test passes, else the killing test."""
+        steps, _ = self.plan(names)
+        for cost, cmd, label in steps:
+            cwd = self.build / "tests" if label != "ctest" else self.tree
+            timeout = max(30.0, self.factor * cost)
+            rc, output = run_capture(cmd, cwd, timeout)
+            if rc == -1:  # on a loaded machine: a second chance with three times as long
+                rc, output = run_capture(cmd, cwd, 3 * timeout)
+            if rc != 0:
+                return killer_of(output, label, rc)
+        return None
+
+    def run_entries(self, entries, timeouts):
+        for e in entries:
+            rc, output = run_capture(test_command(self.build, e), self.tree, timeouts[e])
+            if rc == -1:  # on a loaded machine: a second chance with three times as long
+                rc, output = run_capture(test_command(self.build, e), self.tree,
+                                         3 * timeouts[e])
+            if rc != 0:
+                return killer_of(output, binary(e), rc)
+        return None
+
+
+def changed_lines(base):
+    """{file: {line numbers}} changed in the checkout since base."""
+    diff = git("diff", "-U0", base, "--")
+    out, current = {}, None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            current = line[6:] if line.startswith("+++ b/") else None
+        elif line.startswith("@@") and current:
+            m = re.match(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@", line)
+            start, count = int(m.group(1)), int(m.group(2) or 1)
+            out.setdefault(current, set()).update(range(start, start + count))
+    return out
+
+
+def reusable(row, listing, tests_now):
+    """Whether a ledger row still stands: an equivalence or an invalid
+    mutant always (the hash covers its code), a kill while the killing test
+    exists, a survivor while the tests are those it survived."""
+    if row["result"] in ("equivalent", "invalid"):
+        return True
+    if row["result"] == "killed":
+        return row["detail"].split(" ")[0] in listing or row["detail"] in (
+            [Path(c[0]).name for c, _ in listing.values() if c] + ["ctest"])
+    return row["tests"] == tests_now
+
+
+def summary_table(all_mutants, path):
+    """Per folder: the population, and the ledger's results for the mutants
+    that still exist (same hash)."""
+    rows = read_ledger(path)
+    texts = {}
+    print("| folder | mutants | measured | killed | equivalent | survived (no coverage) "
+          "| invalid | killed of non-equivalent |")
+    print("|---|---|---|---|---|---|---|---|")
+    for folder in FOLDERS:
+        ms = [m for m in all_mutants if folder_of(m[0]) == folder]
+        got = []
+        for rel, n, what, _ in ms:
+            if rel not in texts:
+                texts[rel] = (ROOT / rel).read_text().splitlines()
+            row = rows.get((str(rel), what, context_hash(texts[rel], n, what)))
+            if row:
+                got.append(row["result"])
+        k, e, i = got.count("killed"), got.count("equivalent"), got.count("invalid")
+        nc = got.count("no-coverage")
+        s = got.count("survived") + nc
+        rate = "%.1f%%" % (100.0 * k / (k + s)) if k + s else "-"
+        print("| %s/ | %d | %d | %d | %d | %d (%d) | %d | %s |" % (
+            folder, len(ms), len(got), k, e, s, nc, i, rate))
+    print("\nledger %s, commit %s" % (path.relative_to(ROOT) if path.is_relative_to(ROOT)
+                                      else path, ledger_commit(path)))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--list", action="store_true")
@@ -311,11 +613,35 @@ def main():
                          "tree of it (e.g. build/default) instead of a private copy")
     ap.add_argument("--report", type=Path, help="write a Markdown report here")
     ap.add_argument("--min-kill", type=float, default=0.0, help="fail below this share")
-    ap.add_argument("--only", action="append", default=[], metavar="FILE:TEXT:WHAT",
-                    help="only mutants of lines of FILE containing TEXT whose description "
-                         "contains WHAT (repeatable), e.g. to re-test survivors")
+    ap.add_argument("--only", action="append", default=[], metavar="FILE:LINE or FILE:TEXT:WHAT",
+                    help="only mutants of line LINE of FILE, or of lines of FILE containing "
+                         "TEXT (which may contain ':') whose description contains WHAT "
+                         "(repeatable), e.g. to re-test survivors")
+    ap.add_argument("--coverage", default="auto", metavar="auto|off|MAP",
+                    help="run for each mutant only the tests whose coverage reaches its line "
+                         "(scripts/covmap.py; auto: this tree's cached map, else the newest "
+                         "cached map for the files it was made from; --build only)")
+    ap.add_argument("--confirm", action="store_true",
+                    help="a mutant the coverage-selected tests let survive is run against its "
+                         "folder's whole list of tests before it is called a survivor")
+    ap.add_argument("--ledger", type=Path, nargs="?", const=LEDGER,
+                    help="skip mutants the ledger (default mutation/ledger.tsv) records as "
+                         "still standing, and record the results in it")
+    ap.add_argument("--retest", action="store_true", help="with --ledger: run every mutant")
+    ap.add_argument("--budget", type=float, default=0.0, metavar="SECONDS",
+                    help="start no mutant after this many seconds (0: no limit); those left "
+                         "are listed as not measured (the gate's mutants run first)")
+    ap.add_argument("--changed", metavar="BASE", nargs="?", const="ledger",
+                    help="the gate: every mutant on lines changed since BASE (default: the "
+                         "ledger's commit) must be killed or recorded equivalent; --sample N "
+                         "adds N mutants of the rest drawn with a seed from HEAD, reported "
+                         "and held to --min-kill")
+    ap.add_argument("--summary", action="store_true",
+                    help="print the ledger's results per folder (a Markdown table) and stop")
     args = ap.parse_args()
     all_mutants = mutants()
+    if args.summary:
+        return summary_table(all_mutants, args.ledger or LEDGER)
     chosen = all_mutants
     if args.folder:
         chosen = [m for m in chosen if folder_of(m[0]) in args.folder]
@@ -325,12 +651,43 @@ def main():
             line = (ROOT / rel).read_text().splitlines()[n - 1]
             for spec in args.only:
                 f, _, rest = spec.partition(":")
-                text, _, desc = rest.rpartition(":")
-                if str(rel).endswith(f) and text in line and desc in what:
+                if not str(rel).endswith(f):
+                    continue
+                if rest.isdigit():
+                    if n == int(rest):
+                        return True
+                    continue
+                text, sep, desc = rest.rpartition(":")
+                if not sep:
+                    text, desc = rest, ""
+                if text in line and desc in what:
                     return True
             return False
         chosen = [m for m in chosen if wanted(m)]
-    if args.sample:
+    gate = []
+    if args.changed:
+        base = ledger_commit(args.ledger or LEDGER) if args.changed == "ledger" else args.changed
+        if not base:
+            print("--changed: the ledger names no commit; the last commit's changes instead",
+                  file=sys.stderr)
+            base = "HEAD~1"
+        try:
+            lines = changed_lines(base)
+        except subprocess.CalledProcessError:
+            print("--changed: %s is not in this history; the last commit's changes instead"
+                  % base, file=sys.stderr)
+            base = "HEAD~1"
+            lines = changed_lines(base)
+        gate = [m for m in chosen if m[1] in lines.get(str(m[0]), ())]
+        rest = [m for m in chosen if m not in gate]
+        args.seed = int(git("rev-parse", "HEAD")[:8], 16)
+        sample = stratified(rest, args.sample, args.seed) if args.sample else []
+        print("gate: %d mutants on the lines changed since %s; sample: %d of the other %d "
+              "(seed %d, from HEAD)" % (len(gate), base[:12], len(sample), len(rest),
+                                        args.seed), flush=True)
+        chosen = gate + sample
+        args.confirm = True
+    elif args.sample:
         chosen = stratified(chosen, args.sample, args.seed)
     if args.list:
         for rel, n, what, _ in chosen:
@@ -341,6 +698,26 @@ def main():
                 print("%s: %d" % (folder, count))
         print("%d mutants" % len(chosen))
         return 0
+    texts = {}
+
+    def lines_of(rel):
+        if rel not in texts:
+            texts[rel] = (ROOT / rel).read_text().splitlines()
+        return texts[rel]
+    keys = {m: (str(m[0]), m[2], context_hash(lines_of(m[0]), m[1], m[2])) for m in chosen}
+    population = []
+
+    def population_keys():
+        if not population:
+            population.append({(str(m[0]), m[2], context_hash(lines_of(m[0]), m[1], m[2]))
+                               for m in all_mutants})
+        return population[0]
+    ledger_path = args.ledger
+    rows = read_ledger(ledger_path) if ledger_path else {}
+    if args.changed and not ledger_path:
+        rows = read_ledger(LEDGER)
+    tests_now = tests_hash()
+    head = git("rev-parse", "HEAD")
     # The test runs the chosen mutants need, in a fixed order.
     needed = []
     for rel, _, _, _ in chosen:
@@ -363,16 +740,25 @@ def main():
                   "stash them, or run without --build):\n" + dirty, file=sys.stderr)
             return 2
         work = None
+        coverage = load_coverage(args.coverage)
+        if coverage:
+            print("coverage map: %s tree %s, %d files" % (
+                "this" if coverage.exact else "another", (coverage.data.get("tree") or "with changes")[:12],
+                len(coverage.files)), flush=True)
     else:
         work = args.work or Path(tempfile.mkdtemp(prefix="kiln-mutate-"))
         tree = work / "src"
         build = work / "build"
-    results = []
+        coverage = None
+    results = []  # (rel, n, what, verdict, detail, recorded)
+    unmeasured = []
     started = time.time()
     mutated = None  # (path, original text) while a mutant is applied
     for s in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, on_signal)
     binaries = build_targets(needed)
+    built_targets = set(binaries)
+    listing = {}
     try:
         if not in_place:
             tree.mkdir(parents=True, exist_ok=True)
@@ -387,9 +773,28 @@ def main():
         if run(["ninja", "-C", str(build)] + binaries, tree, 3600) != 0:
             print("the unmutated tree does not build", file=sys.stderr)
             return 2
+        listing = ctest_listing(build) if in_place else {}
         timeouts = {}
         costs, test_costs = ctest_costs(build) if in_place else ({}, {})
-        for e in needed:
+        runner = Runner(build, tree, args.timeout, test_costs, listing)
+        todo = []
+        for m in chosen:
+            row = rows.get(keys[m])
+            if row and not args.retest and reusable(row, listing, tests_now):
+                results.append((m[0], m[1], m[2], row["result"], row["detail"], True))
+            else:
+                todo.append(m)
+        if len(todo) < len(chosen):
+            print("%d of %d mutants stand as the ledger records them" % (
+                len(chosen) - len(todo), len(chosen)), flush=True)
+        # Folder lists are needed without a map, for files it lacks, and to confirm.
+        folder_needed = []
+        for rel, n, _, _ in todo:
+            if coverage is None or args.confirm or coverage.tests(rel, n) is None:
+                for e in FOLDERS[folder_of(rel)][1]:
+                    if e not in folder_needed:
+                        folder_needed.append(e)
+        for e in folder_needed:
             if e.startswith("ctest:"):
                 regex = re.compile(e[len("ctest:"):].partition("=")[0])
                 known = [c for name, c in test_costs.items() if regex.search(name)]
@@ -404,32 +809,68 @@ def main():
                 print("the unmutated tree does not pass %s" % e, file=sys.stderr)
                 return 2
             timeouts[e] = max(30.0, args.timeout * (time.time() - t0))
-        print("baseline: %.0fs (build and %s; %s)" % (time.time() - started, ", ".join(
-            "%s %.0fs" % (e, timeouts[e] / args.timeout) for e in needed),
+        print("baseline: %.0fs (build%s; %s)" % (time.time() - started, "".join(
+            ", %s %.0fs" % (e, timeouts[e] / args.timeout) for e in folder_needed),
             "times from ctest" if costs else "times measured"), flush=True)
         # The mutants' objects are not worth keeping in a compiler cache.
         mutant_env = dict(os.environ, CCACHE_READONLY="1")
-        for k, (rel, n, what, new_line) in enumerate(chosen, 1):
+        for k, (rel, n, what, new_line) in enumerate(todo, 1):
+            if args.budget and time.time() - started > args.budget:
+                unmeasured.extend(todo[k - 1:])
+                print("budget of %.0fs spent: %d mutants not measured" % (
+                    args.budget, len(todo) - k + 1), flush=True)
+                break
             entries = FOLDERS[folder_of(rel)][1]
+            selected = coverage.tests(rel, n) if coverage else None
             path = tree / rel
             original = path.read_text()
-            lines = original.splitlines(keepends=True)
-            lines[n - 1] = new_line + "\n"
-            mutated = (path, original)
-            path.write_text("".join(lines))
             t0 = time.time()
-            if run(["ninja", "-C", str(build)] + build_targets(entries), tree,
-                   1800, env=mutant_env) != 0:
-                verdict = "invalid"
-            elif not tests_pass(build, tree, entries, timeouts):
-                verdict = "killed"
+            if selected == [] and not args.confirm:
+                verdict, detail = "no-coverage", "no test reaches the line"
             else:
-                verdict = "survived"
-            path.write_text(original)
-            mutated = None
-            results.append((rel, n, what, verdict))
-            print("[%d/%d] %-8s %s:%d %s (%.0fs)" % (k, len(chosen), verdict, rel, n, what,
-                                                  time.time() - t0), flush=True)
+                if selected is not None:
+                    _, build_list = runner.plan(selected)
+                else:
+                    build_list = build_targets(entries)
+                if args.confirm and selected is not None:
+                    build_list = sorted(set(build_list) | set(build_targets(entries)))
+                built_targets.update(build_list)
+                lines = original.splitlines(keepends=True)
+                lines[n - 1] = new_line + "\n"
+                mutated = (path, original)
+                path.write_text("".join(lines))
+                if run(["ninja", "-C", str(build)] + build_list, tree, 1800,
+                       env=mutant_env) != 0:
+                    verdict, detail = "invalid", "does not build"
+                else:
+                    killer = runner.run_names(selected) if selected is not None else \
+                        runner.run_entries(entries, timeouts)
+                    if killer is None and selected is not None and args.confirm:
+                        killer = runner.run_entries(entries, timeouts)
+                        if killer:
+                            killer += " (outside the coverage map)"
+                    if killer:
+                        verdict, detail = "killed", killer
+                    elif selected == []:
+                        verdict, detail = "no-coverage", "no test reaches the line"
+                    else:
+                        verdict, detail = "survived", ""
+                path.write_text(original)
+                mutated = None
+            results.append((rel, n, what, verdict, detail, False))
+            old = rows.get(keys[(rel, n, what, new_line)])
+            if old and old["result"] == "equivalent" and verdict != "killed":
+                verdict, detail = "equivalent", old["detail"]  # a person's reading stands
+            if ledger_path:
+                rows[keys[(rel, n, what, new_line)]] = {
+                    "file": str(rel), "line": str(n), "operator": what,
+                    "hash": keys[(rel, n, what, new_line)][2], "result": verdict,
+                    "detail": detail, "tests": tests_now, "commit": head[:12]}
+                # Written after every mutant, so that a stopped run keeps its results.
+                write_ledger(ledger_path, rows, population_keys(), head[:12])
+            print("[%d/%d] %-11s %s:%d %s%s (%.0fs)" % (
+                k, len(todo), verdict, rel, n, what, (" -- " + detail) if detail else "",
+                time.time() - t0), flush=True)
     except (Interrupted, KeyboardInterrupt) as e:
         print("mutation run stopped: %s" % (e or "interrupted"), file=sys.stderr)
         return 2
@@ -438,26 +879,43 @@ def main():
             mutated[0].write_text(mutated[1])
         if in_place:
             # The build tree back to the restored sources (cache hits with ccache).
-            if run(["ninja", "-C", str(build)] + binaries, tree, 3600) != 0:
+            if run(["ninja", "-C", str(build)] + sorted(built_targets), tree, 3600) != 0:
                 print("rebuilding %s from the restored sources failed" % build, file=sys.stderr)
         elif not args.work:
             shutil.rmtree(work, ignore_errors=True)
-    valid = [r for r in results if r[3] != "invalid"]
-    killed = [r for r in valid if r[3] == "killed"]
-    share = len(killed) / len(valid) if valid else 1.0
+        if ledger_path and results:
+            write_ledger(ledger_path, rows, population_keys(), head[:12])
 
     def count(rs):
         v = [r for r in rs if r[3] != "invalid"]
         k = [r for r in v if r[3] == "killed"]
-        return "%d mutants: %d killed, %d survived, %d invalid (did not build): %.1f%% killed" % (
-            len(rs), len(k), len(v) - len(k), len(rs) - len(v),
-            100 * (len(k) / len(v) if v else 1.0))
-    summary = count(results)
-    per_folder = ["%s/: %s" % (f, count([r for r in results if folder_of(r[0]) == f]))
-                  for f in FOLDERS if any(folder_of(r[0]) == f for r in results)]
+        e = [r for r in v if r[3] == "equivalent"]
+        nc = [r for r in v if r[3] == "no-coverage"]
+        judged = len(v) - len(e)
+        return ("%d mutants: %d killed, %d equivalent, %d survived (%d of them reached by no "
+                "test), %d invalid (did not build): %.1f%% of non-equivalent killed") % (
+            len(rs), len(k), len(e), judged - len(k), len(nc), len(rs) - len(v),
+            100 * (len(k) / judged if judged else 1.0))
+    sample_results = [r for r in results if (r[0], r[1], r[2]) not in
+                      {(m[0], m[1], m[2]) for m in gate}]
+    summary = count(sample_results)
+    per_folder = ["%s/: %s" % (f, count([r for r in sample_results if folder_of(r[0]) == f]))
+                  for f in FOLDERS if any(folder_of(r[0]) == f for r in sample_results)]
     for line in per_folder:
         print("  " + line)
-    print(summary)
+    print(("sample: " if gate else "") + summary)
+    failed_gate = []
+    if args.changed:
+        gate_keys = {(m[0], m[1], m[2]) for m in gate}
+        gate_results = [r for r in results if (r[0], r[1], r[2]) in gate_keys]
+        failed_gate = [r for r in gate_results if r[3] in ("survived", "no-coverage")]
+        print("gate: %s" % count(gate_results))
+        for m in unmeasured:
+            if m in gate:
+                print("  not measured (--budget): %s:%d %s" % (m[0], m[1], m[2]))
+        for r in failed_gate:
+            print("  not killed, not recorded equivalent: %s:%d %s (%s)" % (
+                r[0], r[1], r[2], r[3]))
     print("time: %.0fs" % (time.time() - started))
     if args.report:
         lines = ["# Mutation testing", "",
@@ -466,9 +924,13 @@ def main():
                      "".join(" --folder " + f for f in args.folder)),
                  "", summary, ""] + ["- " + line for line in per_folder] + [
                  "", "## Survivors", ""]
-        lines += ["- `%s:%d` %s" % (rel, n, what) for rel, n, what, v in results
-                  if v == "survived"] or ["None."]
+        lines += ["- `%s:%d` %s" % (r[0], r[1], r[2]) for r in results
+                  if r[3] in ("survived", "no-coverage")] or ["None."]
         args.report.write_text("\n".join(lines) + "\n")
+    valid = [r for r in sample_results if r[3] not in ("invalid", "equivalent")]
+    share = len([r for r in valid if r[3] == "killed"]) / len(valid) if valid else 1.0
+    if failed_gate:
+        return 1
     return 1 if share < args.min_kill else 0
 
 

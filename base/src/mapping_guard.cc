@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -22,7 +23,10 @@ struct Guard {
   std::atomic<int> state{kFree};
   std::atomic<int> cut{0};
 };
-Guard g_guards[kMaxGuardedMappings];
+// A std::array: with the hardened library (-D_GLIBCXX_ASSERTIONS) a slot
+// index past the table's end stops the program instead of reading past it.
+std::array<Guard, kMaxGuardedMappings> g_guards;
+Guard& Slot(int i) { return g_guards[static_cast<std::size_t>(i)]; }
 std::atomic<std::uintptr_t> g_page{4096};
 std::atomic<bool> g_any_cut{false};
 std::atomic<bool> g_process_guard{false};
@@ -84,25 +88,25 @@ int GuardMapping(const void* addr, std::size_t length, int fd) {
   const std::uintptr_t end = (begin + length + page - 1) & ~(page - 1);
   for (int i = 0; i < kMaxGuardedMappings; ++i) {
     int expected = kFree;
-    if (!g_guards[i].state.compare_exchange_strong(expected, kClaimed)) continue;
-    g_guards[i].begin = begin;
-    g_guards[i].end = end;
-    g_guards[i].length = length;
-    g_guards[i].fd = fd;
-    g_guards[i].cut.store(0);
-    g_guards[i].state.store(kListed);
+    if (!Slot(i).state.compare_exchange_strong(expected, kClaimed)) continue;
+    Slot(i).begin = begin;
+    Slot(i).end = end;
+    Slot(i).length = length;
+    Slot(i).fd = fd;
+    Slot(i).cut.store(0);
+    Slot(i).state.store(kListed);
     return i;
   }
   return -1;
 }
 
 void UnguardMapping(int slot) {
-  if (slot >= 0 && slot < kMaxGuardedMappings) g_guards[slot].state.store(kFree);
+  if (slot >= 0 && slot < kMaxGuardedMappings) Slot(slot).state.store(kFree);
 }
 
 bool MappingCut(int slot) {
   if (slot < 0 || slot >= kMaxGuardedMappings) return false;
-  Guard& g = g_guards[slot];
+  Guard& g = Slot(slot);
   if (g.cut.load() != 0) return true;
   // A cut inside the last page faults nowhere: only the size tells.
   struct stat st {};

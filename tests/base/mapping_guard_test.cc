@@ -7,6 +7,11 @@
 // zeros and the input reports the cut, where an unguarded mapping would die
 // of SIGBUS. Run in a child process, so that a SIGBUS fails the test
 // instead of killing the test binary.
+//
+// And a MappedInput gives its mapping back when it is destroyed: a
+// program that validates many files one after another (kiln validate a
+// directory, a server) would otherwise run out of address space or of
+// the kernel's mapping count.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -15,6 +20,7 @@
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
 #include <set>
 #include <span>
 #include <string>
@@ -105,6 +111,36 @@ TEST(MappingGuard, EverySlotOfAFullTableGuardsItsMapping) {
                                      : "");
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), kAllHeld) << "the step that failed (enum Step)";
+}
+
+// Whether /proc/self/maps lists a mapping of the file at `path`.
+bool Mapped(const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.size() >= path.size() &&
+        line.compare(line.size() - path.size(), path.size(), path) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(MappedInput, GivesItsMappingBackWhenDestroyed) {
+  testing::ScratchDir tmp;
+  const std::string path = tmp / "input";
+  {
+    const std::string bytes(3 * PageSize(), '\x11');
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+  ASSERT_FALSE(Mapped(path));
+  {
+    const base::MappedInput input(path, FirstByte);
+    ASSERT_TRUE(input.ok());
+    ASSERT_EQ(input.bytes().size(), 3 * PageSize());
+    ASSERT_TRUE(Mapped(path)) << "the input is read through a mapping of the file";
+  }
+  EXPECT_FALSE(Mapped(path)) << "the destroyed input's mapping is still in /proc/self/maps";
 }
 
 }  // namespace

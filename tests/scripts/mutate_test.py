@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Tests of scripts/mutate.py's parts that decide what is mutated, which
+tests run, and what the ledger keeps (no build: the parts are pure)."""
+import re
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import mutate  # noqa: E402
+
+
+class CodeOnly(unittest.TestCase):
+    def test_comments_and_character_literals_are_not_code(self):
+        code = mutate.code_part("if (a < b /* x < y */ && c == '<') return; // d < e")
+        self.assertIn("a < b", code)
+        self.assertIn("&& c ==", code)
+        self.assertNotIn("x < y", code)
+        self.assertNotIn("'<'", code)
+        self.assertNotIn("d < e", code)
+
+    def test_columns_still_index_the_line(self):
+        line = "x = /* < */ a < b;"
+        code = mutate.code_part(line)
+        self.assertEqual(len(code), len(line))
+        self.assertEqual(code.find(" < "), line.find("a < b") + 1)
+
+    def test_digit_separators_are_not_character_literals(self):
+        self.assertEqual(mutate.code_part("x = 1'000 < 2;"), "x = 1'000 < 2;")
+
+    def test_no_mutant_touches_a_string_raw_string_or_comment(self):
+        raw_lines = {}  # file -> lines inside a raw string literal (found independently)
+        for rel, n, what, new in mutate.mutants():
+            text = (ROOT / rel).read_text()
+            if rel not in raw_lines:
+                inside = set()
+                for m in re.finditer(r'R"([^(\s]*)\((.*?)\)\1"', text, re.S):
+                    first = text.count("\n", 0, m.start()) + 1
+                    last = text.count("\n", 0, m.end()) + 1
+                    inside.update(range(first + 1, last + 1))
+                raw_lines[rel] = inside
+            self.assertNotIn(n, raw_lines[rel], "%s:%d %s: inside a raw string" % (rel, n, what))
+            old = text.splitlines()[n - 1]
+            # Strings blanked, then comments and character literals.
+            masked = mutate.code_part(re.sub(r'"(\\.|[^"\\])*"',
+                                             lambda m: " " * len(m.group(0)), old))
+            first = next(i for i, (a, b) in enumerate(zip(old, new)) if a != b)
+            self.assertLess(first, len(masked), "%s:%d %s: in a comment" % (rel, n, what))
+            lo = max(0, first - 1)  # a swap's first change is after its operator's first char
+            self.assertEqual(masked[lo:first + 1], old[lo:first + 1],
+                             "%s:%d %s: in a literal" % (rel, n, what))
+
+    def test_every_mutant_names_a_folder(self):
+        for rel, _, _, _ in mutate.mutants():
+            self.assertIn(mutate.folder_of(rel), mutate.FOLDERS, str(rel))
+
+
+class Identity(unittest.TestCase):
+    def test_hash_survives_moving_lines_not_changing_them(self):
+        lines = ["line %d" % i for i in range(1, 13)]
+        lines[5] = "if (x < y) return;"  # line 6
+        h = mutate.context_hash(lines, 6, "'<' -> '<=' @7")
+        moved = ["new line"] * 5 + lines
+        self.assertEqual(h, mutate.context_hash(moved, 11, "'<' -> '<=' @7"))
+        changed = list(lines)
+        changed[7] = "    line 8 changed"  # within three lines of it
+        self.assertNotEqual(h, mutate.context_hash(changed, 6, "'<' -> '<=' @7"))
+        far = list(lines)
+        far[10] = "line 11 changed"  # five lines away
+        self.assertEqual(h, mutate.context_hash(far, 6, "'<' -> '<=' @7"))
+        self.assertNotEqual(h, mutate.context_hash(lines, 6, "'<' -> '<=' @8"))
+
+    def test_ledger_round_trip_keeps_only_living_mutants(self):
+        row = {"file": "base/src/x.cc", "line": "3", "operator": "'<' -> '<=' @7",
+               "hash": "abc", "result": "equivalent", "detail": "both ends are equal",
+               "tests": "t", "commit": "c"}
+        gone = dict(row, hash="old", line="9")
+        rows = {("base/src/x.cc", row["operator"], "abc"): row,
+                ("base/src/x.cc", row["operator"], "old"): gone}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "ledger.tsv"
+            mutate.write_ledger(path, rows, {("base/src/x.cc", row["operator"], "abc")}, "c0ffee")
+            back = mutate.read_ledger(path)
+            self.assertEqual(list(back.values()), [row])
+            self.assertEqual(mutate.ledger_commit(path), "c0ffee")
+
+
+class Selection(unittest.TestCase):
+    def coverage(self):
+        data = {"tree": "t", "tests": ["A.One", "A.Two", "B.Three"],
+                "files": {"core/src/x.cc": {"executable": [10, 12, 20],
+                                            "reached": {"10": [0], "12": [1, 2]}},
+                          "core/internal/kiln/internal/y.h": {"executable": [5],
+                                                              "reached": {}}}}
+        return mutate.Coverage(data, exact=True)
+
+    def test_a_reached_line_selects_its_tests(self):
+        self.assertEqual(self.coverage().tests("core/src/x.cc", 12), ["A.Two", "B.Three"])
+
+    def test_a_line_gcov_does_not_list_takes_its_neighbours(self):
+        self.assertEqual(self.coverage().tests("core/src/x.cc", 11),
+                         ["A.One", "A.Two", "B.Three"])
+
+    def test_an_unreached_line_selects_none(self):
+        self.assertEqual(self.coverage().tests("core/src/x.cc", 20), [])
+
+    def test_an_unmapped_file_or_unreached_header_falls_back_to_the_folder(self):
+        self.assertIsNone(self.coverage().tests("core/src/z.cc", 1))
+        self.assertIsNone(self.coverage().tests("core/internal/kiln/internal/y.h", 5))
+
+    def test_a_partial_map_serves_only_folders_whose_tests_it_measured(self):
+        data = {"tree": "t", "tests": ["A.One"], "binaries": ["kiln_tests", "kiln_memory_tests"],
+                "files": {"core/src/x.cc": {"executable": [1], "reached": {"1": [0]}},
+                          "base/src/y.cc": {"executable": [1], "reached": {"1": [0]}}}}
+        cov = mutate.Coverage(data, exact=True)
+        self.assertEqual(cov.tests("core/src/x.cc", 1), ["A.One"])
+        self.assertIsNone(cov.tests("base/src/y.cc", 1))  # base/ is also tested by the CLI suites
+
+    def test_killer_is_the_first_failed_test_or_the_crashed_one(self):
+        out = "[ RUN      ] A.One\n[       OK ] A.One\n[ RUN      ] A.Two\n"
+        self.assertEqual(mutate.killer_of(out, "bin", -6), "A.Two (crashed)")
+        self.assertEqual(mutate.killer_of(out, "bin", -1), "A.Two (timed out)")
+        out += "x.cc:3: Failure\n[  FAILED  ] A.Two (0 ms)\n"
+        self.assertEqual(mutate.killer_of(out, "bin"), "A.Two")
+        self.assertEqual(mutate.killer_of("nothing", "bin"), "bin")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -58,8 +58,7 @@ static void check_case(const char *dir, const char *name) {
   /* The one drawing: the SVG kiln inspect --map writes, the mark at the
    * verdict's byte. */
   CHECK(kiln_block_map_svg(map, name, strlen(name), &svg, &svg_length) == KILN_OK && svg != NULL &&
-            strlen(svg) == svg_length && strncmp(svg, "<?xml", 5) == 0 &&
-            strstr(svg, name) != NULL,
+            strlen(svg) == svg_length && strncmp(svg, "<?xml", 5) == 0 && strstr(svg, name) != NULL,
         name);
   if (verdict == KILN_OK) {
     CHECK(svg != NULL && strstr(svg, "id=\"mark\"") == NULL, name);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bindings.h"
 #include "buffer_view.h"
@@ -66,6 +67,14 @@ TensorRecord Record(const Tensor& t, std::uint64_t start) {
   return r;
 }
 
+// A tensor with its texts copied out of the buffer (ParseBuffer).
+struct Snapshot {
+  Tensor tensor;
+  std::string name;
+  std::string layout;
+  std::uint64_t start = 0;  // where the payload begins in the parsed buffer
+};
+
 py::tuple ParseBuffer(const py::object& source, std::optional<std::uint64_t> max_tensors,
                       std::optional<std::uint64_t> max_block_bytes,
                       std::optional<std::uint64_t> max_name_bytes, bool prefix) {
@@ -88,12 +97,27 @@ py::tuple ParseBuffer(const py::object& source, std::optional<std::uint64_t> max
   RaiseIfMappingCut(source);  // no verdict on the zeros of a truncated file
   if (!parsed->ok()) RaiseKilnError(parsed->error());
   const Directory& dir = parsed->value();
-  py::list tensors;
+  // Directory::tensor decodes its descriptor from the buffer when asked.
+  // Every Python object made below may run the garbage collector, hence
+  // Python code, hence another thread that changes a mutable buffer (F4): so
+  // every tensor, its texts included, is copied out first, before the first
+  // Python object, while nothing else can run. The copies are bounded by the
+  // descriptors present (T1 held).
+  std::vector<Snapshot> snapshots;
+  snapshots.reserve(dir.tensor_count());
   for (std::uint32_t i = 0; i < dir.tensor_count(); ++i) {
     const Tensor t = dir.tensor(i);
-    tensors.append(RecordObject(t, static_cast<std::uint64_t>(t.payload.data() - bytes.data())));
+    snapshots.push_back({t, std::string(t.name), std::string(t.layout),
+                         static_cast<std::uint64_t>(t.payload.data() - bytes.data())});
   }
-  return py::make_tuple(HeaderDict(dir.header()), tensors);
+  py::dict header = HeaderDict(dir.header());
+  py::list tensors;
+  for (Snapshot& s : snapshots) {
+    s.tensor.name = s.name;  // views into the copies
+    s.tensor.layout = s.layout;
+    tensors.append(RecordObject(s.tensor, s.start));
+  }
+  return py::make_tuple(header, tensors);
 }
 
 }  // namespace

@@ -73,3 +73,47 @@ def test_mapped_file_rewritten_while_parsed_returns_checked_values(tmp_path):
         assert unchecked_values(str(path), put) == []
     finally:
         os.close(fd)
+
+
+
+def test_buffer_changed_while_the_table_is_built_is_not_seen():
+    """The deterministic form of the race above: the garbage collector runs
+    Python code (its callbacks) at the containers the binding allocates, and
+    that code makes the last descriptor hostile, at the k-th collection for
+    each k in turn. A change before the parse is a rejection; a change after
+    the verdict must not reach the table (a decode per tensor after the parse
+    would read it)."""
+    import gc
+
+    from kiln import _kiln
+
+    threshold = gc.get_threshold()
+    after_verdict = 0
+    block = make_block()
+    for k in range(1, 40):
+        buf = bytearray(block)
+        view = memoryview(buf).toreadonly()
+        seen = []
+
+        def change(phase, _info, buf=buf, seen=seen, k=k):
+            if phase == "start":
+                seen.append(True)
+                if len(seen) == k:
+                    struct.pack_into("<Q", buf, SHAPE_AT, 2**61)
+                    struct.pack_into("<Q", buf, LENGTH_AT, 2**62)
+
+        gc.collect()
+        gc.callbacks.append(change)
+        gc.set_threshold(1)
+        try:
+            _header, records = _kiln.parse(view, None, None, None, False)
+        except kiln.KilnError:
+            continue  # changed before the rules read it
+        finally:
+            gc.set_threshold(*threshold)
+            gc.callbacks.remove(change)
+        if len(seen) < k:
+            break  # no collection left to change the bytes in
+        after_verdict += 1
+        assert (records[LAST].shape, records[LAST].length) == ((2,), 8), k
+    assert after_verdict > 0, "no change landed while the table was built"

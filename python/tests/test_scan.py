@@ -166,7 +166,8 @@ def test_http_range_file_reads_only_the_structure(corpus, web):
 # Each misbehaviour, and what the error row says (a word of its message).
 HOSTILE = {
     "ignore-range": "HTTP 200", "wrong-total": "file changed", "wrong-start": "instead",
-    "short": "Content-Length", "short-close": "body ended", "long": "Content-Length",
+    "short": "Content-Length", "short-close": "body ended", "short-nolen": "Content-Length",
+    "long": "Content-Length", "long-nolen": "Content-Length", "changes-evil": "HTTP 200",
     "gzip": "compressed", "changes": "HTTP 200", "changes-lm": "HTTP 200",
     "drip": "timeout", "stall": "sent nothing", "endless": "Content-Length",
     "endless-200": "HTTP 200", "redirect-loop": "redirects", "redirect-file": "not http",
@@ -174,8 +175,12 @@ HOSTILE = {
 }
 
 
+# The servers that behave: a plain one and one that redirects once.
+CONTROLS = ("good", "redirect-once")
+
+
 def test_hostile_servers_are_error_rows(client):
-    assert set(HOSTILE) | {"good"} == set(servers.HOSTILE_MODES)
+    assert set(HOSTILE) | set(CONTROLS) == set(servers.HOSTILE_MODES)
     data = golden_path("kiln-v2-f32").read_bytes()
     with contextlib.ExitStack() as stack:
         hosts = {m: stack.enter_context(servers.Hostile(m, data)) for m in servers.HOSTILE_MODES}
@@ -183,7 +188,8 @@ def test_hostile_servers_are_error_rows(client):
         rows = kiln.scan.scan(urls, client, batch_size=1,
                               options={"timeout": 3.0, "idle_timeout": 2.0})
     by_mode = dict(zip(servers.HOSTILE_MODES, rows))
-    assert by_mode.pop("good")["verdict"] == "valid"  # the control
+    for mode in CONTROLS:
+        assert by_mode.pop(mode)["verdict"] == "valid", mode
     for mode, row in by_mode.items():
         assert row["verdict"] == "error", (mode, row)
         assert row["class"] is None and row["rule"] is None

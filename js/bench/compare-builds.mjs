@@ -13,6 +13,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { Kiln } from '../lib/abi.mjs';
+import { block as blockWithPayload, namedTensors } from '../tools/block.mjs';
 
 const [kilnBench, ...glues] = process.argv.slice(2);
 if (!kilnBench || glues.length === 0) {
@@ -23,36 +24,7 @@ if (!kilnBench || glues.length === 0) {
 // The block of bench.mjs part 1: 10,000 f32 [16] tensors named
 // t<base 36 index>, 64 bytes each, in payload order.
 function block10k() {
-  const n = 10000;
-  const names = Array.from({ length: n }, (_, i) => `t${i.toString(36)}`);
-  const heap = Buffer.from(names.join(''), 'ascii');
-  const dirBytes = 128 * n + heap.length;
-  const base = Math.ceil((64 + dirBytes) / 64) * 64;
-  const b = new Uint8Array(base + 64 * n);
-  const dv = new DataView(b.buffer);
-  b.set([0x4b, 0x4c, 0x4e, 0x54, 2, 3]);
-  dv.setUint32(8, n, true);
-  dv.setUint32(12, heap.length, true);
-  dv.setBigUint64(16, BigInt(64 * n), true);
-  dv.setBigUint64(24, BigInt(dirBytes), true);
-  let nameOff = 0;
-  names.forEach((name, i) => {
-    const d = 64 + 128 * i;
-    dv.setUint16(d, 1, true);
-    b[d + 2] = 1;
-    dv.setUint16(d + 4, nameOff, true);
-    dv.setUint16(d + 6, name.length, true);
-    nameOff += name.length;
-    dv.setUint16(d + 8, 0xffff, true);
-    dv.setUint16(d + 18, 0xffff, true);
-    dv.setUint32(d + 24, 0xffffffff, true);
-    dv.setUint32(d + 28, 0xffffffff, true);
-    dv.setBigUint64(d + 32, BigInt(64 * i), true);
-    dv.setBigUint64(d + 40, 64n, true);
-    dv.setBigUint64(d + 48, 16n, true);
-  });
-  b.set(heap, 64 + 128 * n);
-  return b;
+  return blockWithPayload(namedTensors(10000, 1, [16]), 64 * 10000);
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -91,8 +91,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # An entry "ctest:REGEX=TARGET,TARGET" builds the targets and runs the ctest
 # tests whose names match REGEX (C programs and scripts, which are not
 # GoogleTest binaries).
+# kiln validate/inspect URL (cli/remote_file.cc) is run only by the tests
+# against nginx and the hostile server (tests/http; absent from a build
+# without libcurl, and then left out).
+HTTP_TESTS = "ctest:^http_(sparse_10g|mutants|golden|hostile)$=kiln"
 CLI_TESTS = ["kiln_stream_cli_tests", "kiln_cli_race_tests", "kiln_cli_tests",
-             "kiln_cli_map_tests", "kiln_formats_tests", "kiln_safetensors_tests"]
+             "kiln_cli_map_tests", "kiln_formats_tests", "kiln_safetensors_tests", HTTP_TESTS]
 CAPI_PROGRAMS = ("ctest:^(capi_golden_|capi_block_map|capi_exports_only|"
                  "conformance_kiln_c_validate$)=kiln_capi_test_shared,"
                  "kiln_capi_test_static,kiln_capi_map_test,kiln_capi_map_json_test,"
@@ -228,6 +232,47 @@ def build_targets(entries):
 
 def binary(entry):
     return entry.partition(":")[0]
+
+
+def header_dependents(build, tree):
+    """{header relative to the tree: [objects relative to build]}: every
+    object whose last compile read the header (ninja's deps log). A mutated
+    header is compiled into each of them, wherever it lives: a header of
+    core/ that only map/ includes is map/'s code too."""
+    text = subprocess.run(["ninja", "-C", str(build), "-t", "deps"], check=True,
+                          stdout=subprocess.PIPE, text=True).stdout
+    return parse_deps(text, build, tree)
+
+
+def parse_deps(text, build, tree):
+    """`ninja -t deps` output -> {header relative to tree: [objects]}."""
+    out, obj = {}, None
+    for line in text.splitlines():
+        if not line.startswith(" "):
+            obj = line.partition(":")[0] if line.strip() else None
+            continue
+        if obj is None:
+            continue
+        try:
+            rel = (build / line.strip()).resolve().relative_to(tree.resolve())
+        except ValueError:
+            continue  # a system header
+        if rel.suffix in (".h", ".inc"):
+            out.setdefault(str(rel), []).append(obj)
+    return out
+
+
+def entries_of(rel, dependents, present):
+    """The test entries that can see a mutant of rel: its folder's, and for
+    a header those of every folder that compiles it; entries whose tests
+    this build lacks (ctest tests of an optional feature) are left out."""
+    out = list(FOLDERS[folder_of(rel)][1])
+    if not str(rel).endswith(".cc"):
+        for obj in dependents.get(str(rel), []):
+            for e in FOLDERS.get(Path(obj).parts[0], ((), ()))[1]:
+                if e not in out:
+                    out.append(e)
+    return [e for e in out if present(e)]
 
 
 def prepare_tree(tree):
@@ -718,6 +763,14 @@ def main():
         rows = read_ledger(LEDGER)
     tests_now = tests_hash()
     head = git("rev-parse", "HEAD")
+    # The ledger's commit is the gate's base: every mutant on a line changed
+    # before it is recorded. It moves to HEAD only when a run measured all of
+    # them (the gate's every mutant, or the whole population), so a run the
+    # budget or a signal cut short leaves the rest in the next gate.
+    base_commit = (ledger_commit(ledger_path) if ledger_path else None) or head[:12]
+    complete = []  # [True] once such a run has measured its last mutant
+    whole = args.changed == "ledger" or not (args.changed or args.sample or args.folder
+                                             or args.only)
     # The test runs the chosen mutants need, in a fixed order.
     needed = []
     for rel, _, _, _ in chosen:
@@ -773,7 +826,14 @@ def main():
         if run(["ninja", "-C", str(build)] + binaries, tree, 3600) != 0:
             print("the unmutated tree does not build", file=sys.stderr)
             return 2
-        listing = ctest_listing(build) if in_place else {}
+        listing = ctest_listing(build)
+        dependents = header_dependents(build, tree)
+
+        def present(entry):
+            if not entry.startswith("ctest:"):
+                return True
+            regex = re.compile(entry[len("ctest:"):].partition("=")[0])
+            return any(regex.search(name) for name in listing)
         timeouts = {}
         costs, test_costs = ctest_costs(build) if in_place else ({}, {})
         runner = Runner(build, tree, args.timeout, test_costs, listing)
@@ -791,9 +851,15 @@ def main():
         folder_needed = []
         for rel, n, _, _ in todo:
             if coverage is None or args.confirm or coverage.tests(rel, n) is None:
-                for e in FOLDERS[folder_of(rel)][1]:
+                for e in entries_of(rel, dependents, present):
                     if e not in folder_needed:
                         folder_needed.append(e)
+        # A header's other folders' binaries, built before their baseline.
+        extra = sorted(set(build_targets(folder_needed)) - built_targets)
+        if extra and run(["ninja", "-C", str(build)] + extra, tree, 3600) != 0:
+            print("the unmutated tree does not build %s" % " ".join(extra), file=sys.stderr)
+            return 2
+        built_targets.update(extra)
         for e in folder_needed:
             if e.startswith("ctest:"):
                 regex = re.compile(e[len("ctest:"):].partition("=")[0])
@@ -820,7 +886,7 @@ def main():
                 print("budget of %.0fs spent: %d mutants not measured" % (
                     args.budget, len(todo) - k + 1), flush=True)
                 break
-            entries = FOLDERS[folder_of(rel)][1]
+            entries = entries_of(rel, dependents, present)
             selected = coverage.tests(rel, n) if coverage else None
             path = tree / rel
             original = path.read_text()
@@ -834,6 +900,9 @@ def main():
                     build_list = build_targets(entries)
                 if args.confirm and selected is not None:
                     build_list = sorted(set(build_list) | set(build_targets(entries)))
+                # Every object that compiles a mutated header: a mutant that
+                # breaks one of them (a static_assert) does not build.
+                build_list = sorted(set(build_list) | set(dependents.get(str(rel), [])))
                 built_targets.update(build_list)
                 lines = original.splitlines(keepends=True)
                 lines[n - 1] = new_line + "\n"
@@ -867,10 +936,12 @@ def main():
                     "hash": keys[(rel, n, what, new_line)][2], "result": verdict,
                     "detail": detail, "tests": tests_now, "commit": head[:12]}
                 # Written after every mutant, so that a stopped run keeps its results.
-                write_ledger(ledger_path, rows, population_keys(), head[:12])
+                write_ledger(ledger_path, rows, population_keys(), base_commit)
             print("[%d/%d] %-11s %s:%d %s%s (%.0fs)" % (
                 k, len(todo), verdict, rel, n, what, (" -- " + detail) if detail else "",
                 time.time() - t0), flush=True)
+        if whole and not unmeasured:
+            complete.append(True)
     except (Interrupted, KeyboardInterrupt) as e:
         print("mutation run stopped: %s" % (e or "interrupted"), file=sys.stderr)
         return 2
@@ -883,8 +954,9 @@ def main():
                 print("rebuilding %s from the restored sources failed" % build, file=sys.stderr)
         elif not args.work:
             shutil.rmtree(work, ignore_errors=True)
-        if ledger_path and results:
-            write_ledger(ledger_path, rows, population_keys(), head[:12])
+        if ledger_path and (results or complete):
+            write_ledger(ledger_path, rows, population_keys(),
+                         head[:12] if complete else base_commit)
 
     def count(rs):
         v = [r for r in rs if r[3] != "invalid"]

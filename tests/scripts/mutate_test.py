@@ -127,5 +127,40 @@ class Selection(unittest.TestCase):
         self.assertEqual(mutate.killer_of("nothing", "bin"), "bin")
 
 
+class Headers(unittest.TestCase):
+    DEPS = ("map/CMakeFiles/kiln_map.dir/src/block_map.cc.o: #deps 3, deps mtime 1 (VALID)\n"
+            "    ../../map/src/block_map.cc\n"
+            "    ../../core/internal/kiln/internal/fields.h\n"
+            "    /usr/include/c++/12/array\n"
+            "\n"
+            "core/CMakeFiles/kiln_core.dir/src/rules.cc.o: #deps 2, deps mtime 1 (VALID)\n"
+            "    ../../core/src/rules.cc\n"
+            "    ../../core/internal/kiln/internal/rules.h\n")
+
+    def dependents(self):
+        return mutate.parse_deps(self.DEPS, ROOT / "build" / "default", ROOT)
+
+    def test_a_header_maps_to_the_objects_that_compile_it(self):
+        deps = self.dependents()
+        self.assertEqual(deps["core/internal/kiln/internal/fields.h"],
+                         ["map/CMakeFiles/kiln_map.dir/src/block_map.cc.o"])
+        self.assertNotIn("map/src/block_map.cc", deps)  # a source is its own object
+        self.assertFalse(any(k.startswith("/") for k in deps))  # system headers left out
+
+    def test_a_header_is_tested_by_every_folder_that_compiles_it(self):
+        deps = self.dependents()
+        entries = mutate.entries_of("core/internal/kiln/internal/fields.h", deps, lambda e: True)
+        for e in mutate.FOLDERS["core"][1] + mutate.FOLDERS["map"][1]:
+            self.assertIn(e, entries)
+        self.assertEqual(mutate.entries_of("core/src/rules.cc", deps, lambda e: True),
+                         mutate.FOLDERS["core"][1])
+
+    def test_entries_this_build_lacks_are_left_out(self):
+        entries = mutate.entries_of("cli/remote_file.cc", {}, lambda e: e != mutate.HTTP_TESTS)
+        self.assertNotIn(mutate.HTTP_TESTS, entries)
+        self.assertIn(mutate.HTTP_TESTS, mutate.entries_of("cli/remote_file.cc", {},
+                                                           lambda e: True))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -181,7 +181,7 @@ int Report(const std::string& path, const Directory* dir, const Error* error,
 // A remote block (remote_file.h): its structure read with range requests.
 int InspectUrl(const std::string& url, const Options& options, std::ostream& out,
                std::ostream& err) {
-  const RemoteCheck c = CheckRemote(url, options, /*want_prefix=*/options.map);
+  const RemoteCheck c = CheckRemote(url, options);
   if (!c.io_error.empty()) {
     err << "kiln: " << base::Escape(url) << ": " << c.io_error << "\n";
     return kExitUsage;
@@ -190,7 +190,9 @@ int InspectUrl(const std::string& url, const Options& options, std::ostream& out
   if (v.status() == RangeStatus::kComplete) {
     return Report(url, &v.directory(), nullptr, {}, c.size, options, out, err);
   }
-  return Report(url, nullptr, &v.error(), c.prefix, c.size, options, out, err);
+  // The map of a rejection from the bytes the validator kept (the header,
+  // or the directory region once H1..H8 held): nothing is asked again.
+  return Report(url, nullptr, &v.error(), v.kept(), c.size, options, out, err);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ bool IsUrl(std::string_view name) {
 }
 
 StreamOutcome ValidateUrl(const std::string& url, const Options& options) {
-  RemoteCheck c = CheckRemote(url, options, /*want_prefix=*/false);
+  RemoteCheck c = CheckRemote(url, options);
   StreamOutcome verdict;
   if (!c.io_error.empty()) {
     verdict.io_error = std::move(c.io_error);
@@ -45,7 +45,7 @@ StreamOutcome ValidateUrl(const std::string& url, const Options& options) {
 
 bool UrlsSupported() { return false; }
 
-RemoteCheck CheckRemote(const std::string&, const Options&, bool) {
+RemoteCheck CheckRemote(const std::string&, const Options&) {
   RemoteCheck c;
   c.io_error = "URLs are not supported: this kiln was built without libcurl";
   return c;
@@ -540,7 +540,7 @@ bool Http::Get(ByteRange r, std::span<std::uint8_t> out, std::string* why) {
 
 }  // namespace
 
-RemoteCheck CheckRemote(const std::string& url, const Options& options, bool want_prefix) {
+RemoteCheck CheckRemote(const std::string& url, const Options& options) {
   RemoteCheck c;
   Http http(url, options.idle_timeout_seconds);
   std::string why;
@@ -567,23 +567,6 @@ RemoteCheck CheckRemote(const std::string& url, const Options& options, bool wan
     c.io_error = v.read_error();
     c.requests = http.requests();
     return c;
-  }
-  if (want_prefix && v.status() == RangeStatus::kRejected) {
-    // The block map's bytes (block_map.h): the directory region when the
-    // header held, else the header, in pieces of at most kDefaultMaxRange.
-    const std::uint64_t want_bytes =
-        std::min(c.size, v.header() ? v.header()->payload_base : std::uint64_t{64});
-    c.prefix.resize(static_cast<std::size_t>(want_bytes));
-    for (std::uint64_t at = 0; at < want_bytes;) {
-      const std::uint64_t n = std::min(want_bytes - at, kDefaultMaxRange);
-      const std::span<std::uint8_t> piece(c.prefix.data() + at, static_cast<std::size_t>(n));
-      if (!http.Get({at, n}, piece, &why)) {
-        c.io_error = std::move(why);
-        c.requests = http.requests();
-        return c;
-      }
-      at += n;
-    }
   }
   c.requests = http.requests();
   c.validator.emplace(std::move(v));

@@ -11,7 +11,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "commands.h"
 #include "kiln/random_access.h"
@@ -33,18 +32,13 @@ struct RemoteCheck {
   std::string io_error;
   // When io_error is empty: settled, kComplete or kRejected.
   std::optional<RangeValidator> validator;
-  // With want_prefix and a rejection: the file's first bytes, as many as the
-  // block map reads (block_map.h): the directory region when the header
-  // held, else the header.
-  std::vector<std::uint8_t> prefix;
   std::uint64_t size = 0;      // the file's size, as the server gave it
   std::uint64_t requests = 0;  // HTTP requests made
 };
 
 // Validates the block at `url` with options.parse (mode, limits) and
 // options.idle_timeout_seconds.
-[[nodiscard]] RemoteCheck CheckRemote(const std::string& url, const Options& options,
-                                      bool want_prefix);
+[[nodiscard]] RemoteCheck CheckRemote(const std::string& url, const Options& options);
 
 // kiln validate's verdict on `url` (CheckRemote).
 [[nodiscard]] StreamOutcome ValidateUrl(const std::string& url, const Options& options);

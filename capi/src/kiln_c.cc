@@ -15,33 +15,13 @@
 #include <string_view>
 
 #include "boundary.h"
+#include "handles.h"
 #include "kiln/base/escape.h"
 #include "kiln/directory.h"
 #include "kiln/dtype.h"
 #include "kiln/random_access.h"
 #include "kiln/status.h"
 #include "kiln/stream.h"
-
-struct kiln_directory {
-  kiln::Directory directory;
-};
-
-struct kiln_stream {
-  explicit kiln_stream(const kiln::StreamOptions& options) : validator(options) {}
-  kiln::StreamValidator validator;
-  bool finished = false;
-  // The validated directory once the status is kComplete (a copy of the
-  // validator's, which refers to the validator's kept bytes).
-  std::optional<kiln_directory> directory;
-};
-
-struct kiln_ranges {
-  kiln_ranges(std::uint64_t file_size, const kiln::RangeOptions& options)
-      : validator(file_size, options) {}
-  kiln::RangeValidator validator;
-  // The validated directory once the status is kComplete (as for streams).
-  std::optional<kiln_directory> directory;
-};
 
 namespace {
 

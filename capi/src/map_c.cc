@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "boundary.h"
+#include "handles.h"
 #include "kiln/base/escape.h"
 #include "kiln/block_map.h"
 #include "kiln/block_map_svg.h"
@@ -118,6 +119,27 @@ KILN_C_API kiln_status kiln_block_map_new(const uint8_t* prefix, size_t prefix_s
     auto m = std::make_unique<kiln_block_map>();
     m->map = kiln::map::Describe(std::span<const std::uint8_t>(prefix, prefix_size), file_size,
                                  rejected ? &e : nullptr);
+    m->json = Json(m->map);
+    *out = m.release();
+    ClearError(error);
+    return KILN_OK;
+  });
+}
+
+KILN_C_API kiln_status kiln_ranges_block_map(const kiln_ranges* ranges, kiln_block_map** out,
+                                             kiln_error* error) {
+  if (out != nullptr) *out = nullptr;
+  if (!ErrorUsable(error)) return KILN_BAD_ARGUMENT;
+  if (ranges == nullptr) return BadArgument(error, "ranges is NULL");
+  if (out == nullptr) return BadArgument(error, "out is NULL");
+  const kiln::RangeStatus status = ranges->validator.status();
+  if (status != kiln::RangeStatus::kComplete && status != kiln::RangeStatus::kRejected) {
+    return BadArgument(error,
+                       "ranges has no verdict (a range is still wanted, or the reader failed)");
+  }
+  return Guard(error, [&] {
+    auto m = std::make_unique<kiln_block_map>();
+    m->map = kiln::map::Describe(ranges->validator);
     m->json = Json(m->map);
     *out = m.release();
     ClearError(error);

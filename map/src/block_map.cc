@@ -265,6 +265,11 @@ BlockMap Describe(std::span<const std::uint8_t> bytes, std::uint64_t file_size,
   return Build(ev, file_size, verdict);
 }
 
+BlockMap Describe(const RangeValidator& v) {
+  if (v.status() == RangeStatus::kComplete) return Describe(v.directory(), v.file_size());
+  return Describe(v.kept(), v.file_size(), &v.error());
+}
+
 Place Locate(const BlockMap& map, std::uint64_t offset) {
   Place p;
   const auto in_field = [&](RegionKind kind, std::uint64_t record, const internal::FieldHit& f) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kiln/kiln_c.h"
+#include "kiln/kiln_c_map.h"
 #include "test_util.h"
 
 #define MAX_RECORDED 4096
@@ -25,6 +26,24 @@ typedef struct recorded {
 
 static recorded ranges_seen[MAX_RECORDED];
 static size_t ranges_count;
+
+/* The settled handle's block map (kiln_ranges_block_map, from the bytes it
+ * kept and its own verdict) is the map of the whole file with that verdict. */
+static void same_map(const kiln_ranges *r, const unsigned char *data, size_t size,
+                     const kiln_error *verdict, const char *name) {
+  kiln_block_map *from_ranges = NULL, *from_file = NULL;
+  const char *a = NULL, *b = NULL;
+  size_t an = 0, bn = 0;
+  CHECK(kiln_ranges_block_map(r, &from_ranges, NULL) == KILN_OK && from_ranges != NULL, name);
+  CHECK(kiln_block_map_new(data, size, size, verdict, &from_file, NULL) == KILN_OK, name);
+  if (from_ranges != NULL && from_file != NULL) {
+    CHECK(kiln_block_map_json(from_ranges, &a, &an) == KILN_OK, name);
+    CHECK(kiln_block_map_json(from_file, &b, &bn) == KILN_OK, name);
+    CHECK(a != NULL && b != NULL && an == bn && memcmp(a, b, an) == 0, name);
+  }
+  kiln_block_map_free(from_ranges);
+  kiln_block_map_free(from_file);
+}
 
 /* The verdict of kiln_ranges on data[0, size) (read from memory), its
  * error in *error; the ranges asked for in ranges_seen. by_provide: hand
@@ -67,6 +86,7 @@ static kiln_status run_ranges(const unsigned char *data, size_t size, const kiln
   CHECK(kiln_ranges_next(r, &at, &n) == status && at == 0 && n == 0, name);
   CHECK(kiln_ranges_buffer(r, &buf, &bn) == status && buf == NULL && bn == 0, name);
   CHECK(kiln_ranges_filled(r) == status && kiln_ranges_fail(r, "late", 4) == status, name);
+  same_map(r, data, size, error, name);
   if (status == KILN_OK && ro != NULL && ro->merge_gap == 0) {
     /* No byte a tensor covers was asked for. */
     const kiln_directory *d = NULL;
@@ -206,6 +226,12 @@ static void check_read_failures(const char *dir) {
       if (how == 0) CHECK(strcmp(e.message, "disk on fire") == 0, "the reader's message");
       if (how == 1) CHECK(strstr(e.message, "returned") != NULL, "the length message");
       CHECK(kiln_ranges_directory(r, &d) == KILN_READ_FAILED && d == NULL, "no directory");
+      {
+        kiln_block_map *m = (kiln_block_map *)&m;
+        CHECK(kiln_ranges_block_map(r, &m, &e) == KILN_BAD_ARGUMENT && m == NULL &&
+                  e.error_class == KILN_CLASS_ARGUMENT && strstr(e.message, "verdict") != NULL,
+              "no map without a verdict");
+      }
       CHECK(kiln_ranges_provide(r, data, 1) == KILN_READ_FAILED, "settled");
       kiln_ranges_free(r);
       r = NULL;
@@ -255,6 +281,14 @@ static void check_arguments(void) {
   CHECK(kiln_ranges_provide(r, NULL, 64) == KILN_BAD_ARGUMENT, "provide data NULL");
   CHECK(kiln_ranges_fail(r, NULL, 3) == KILN_BAD_ARGUMENT, "fail message NULL");
   CHECK(kiln_ranges_status(r) == KILN_NEED_MORE, "unchanged");
+  {
+    kiln_block_map *m = (kiln_block_map *)&m;
+    CHECK(kiln_ranges_block_map(r, &m, &e) == KILN_BAD_ARGUMENT && m == NULL &&
+              strstr(e.message, "verdict") != NULL,
+          "no map while a range is wanted");
+    CHECK(kiln_ranges_block_map(NULL, &m, &e) == KILN_BAD_ARGUMENT && m == NULL, "map NULL");
+    CHECK(kiln_ranges_block_map(r, NULL, &e) == KILN_BAD_ARGUMENT, "map out NULL");
+  }
   kiln_ranges_free(r);
   /* A file of 0 bytes: judged at once, no read. */
   CHECK(kiln_ranges_new(0, NULL, NULL, &r, NULL) == KILN_OK, "new 0");

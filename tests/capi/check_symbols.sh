@@ -12,7 +12,7 @@ if [ -n "$others" ]; then
   exit 1
 fi
 for f in kiln_version kiln_version_number kiln_validate kiln_parse kiln_stream_new kiln_stream_feed \
-  kiln_directory_tensor kiln_block_map_new kiln_ranges_new kiln_ranges_next; do
+  kiln_directory_tensor kiln_block_map_new kiln_ranges_new kiln_ranges_next kiln_ranges_block_map; do
   if ! printf '%s\n' "$symbols" | grep -qx "$f"; then
     echo "check_symbols: $lib does not export $f"
     exit 1

@@ -68,10 +68,21 @@ typedef struct kiln_block_map kiln_block_map;
  * be NULL. KILN_BAD_ARGUMENT, the error naming the argument: out NULL,
  * prefix NULL with prefix_size > 0, prefix_size > file_size, a verdict
  * with a wrong struct_size, class ARGUMENT or an unknown rule. The map
- * copies what it needs: prefix may be freed after the call. */
+ * copies what it needs: prefix may be freed after the call. The verdict is
+ * the caller's word: a NULL verdict over bytes that break a rule draws them
+ * as a valid block (every read stays within prefix). A caller that
+ * validated by random access has the validator's own: kiln_ranges_block_map. */
 KILN_C_API kiln_status kiln_block_map_new(const uint8_t *prefix, size_t prefix_size,
                                           uint64_t file_size, const kiln_error *verdict,
                                           kiln_block_map **out, kiln_error *error);
+/* The block a settled range validator (kiln_c.h, "Random access") decided
+ * on, from the bytes it kept and its own verdict: nothing is read again and
+ * no verdict is handed over. Stores a new map in *out (NULL on any other
+ * status); ranges may be freed after the call. error may be NULL.
+ * KILN_BAD_ARGUMENT: ranges or out NULL, or ranges without a verdict (still
+ * wanting a range, or its reader failed). */
+KILN_C_API kiln_status kiln_ranges_block_map(const kiln_ranges *ranges, kiln_block_map **out,
+                                             kiln_error *error);
 KILN_C_API void kiln_block_map_free(kiln_block_map *map);
 
 KILN_C_API kiln_status kiln_block_map_region_count(const kiln_block_map *map, uint32_t *count);

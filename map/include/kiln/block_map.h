@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kiln/directory.h"
+#include "kiln/random_access.h"
 #include "kiln/status.h"
 
 namespace kiln::map {
@@ -104,6 +105,12 @@ inline constexpr std::uint32_t kMaxItemRegions = 1024;
 // is still bounded by `bytes`.
 [[nodiscard]] BlockMap Describe(std::span<const std::uint8_t> bytes, std::uint64_t file_size,
                                 const Error* verdict);
+
+// The block a RangeValidator settled on: its directory when it was valid,
+// else the bytes it kept and its own verdict, so the map marks the verdict's
+// byte with nothing read again and no verdict handed over by a caller.
+// Precondition: v.status() is kComplete or kRejected.
+[[nodiscard]] BlockMap Describe(const RangeValidator& v);
 
 // Where byte `offset` lies in the map (header field, descriptor field, name
 // heap, padding, payload or gap, past block_length).

@@ -132,6 +132,11 @@ class RangeValidator {
   // The validated directory (Directory::has_payloads() is false).
   // Precondition: status() == kComplete (else std::bad_optional_access).
   [[nodiscard]] const Directory& directory() const { return directory_.value(); }
+  // The file's first bytes as read and kept: after a verdict, the bytes it
+  // was decided on but for P2's gaps (the header, or the whole directory
+  // region once H1..H8 held); empty after a read failure. The block map
+  // draws a rejection from them (map::Describe), reading nothing again.
+  [[nodiscard]] std::span<const std::uint8_t> kept() const { return kept_; }
 
   [[nodiscard]] std::uint64_t file_size() const { return size_; }
   // Requests answered so far, and their bytes.

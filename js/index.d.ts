@@ -36,6 +36,7 @@
 //               one), never a verdict on the bytes. No argument, however
 //               hostile, stops the module
 // A rejected block is not an exception: it is a result with ok: false.
+import type { BlockMapDescription } from './map.js';
 
 /** Options of every validating call. */
 export interface Options {
@@ -53,6 +54,8 @@ export interface RangeOptions extends Options {
   mergeGap?: number | bigint;
   /** The longest single read. Default 1048576 (1 MiB). */
   maxRange?: number | bigint;
+  /** inspectRanges/inspectBlob: the result carries the block map of its verdict (`map`), made from the bytes the validator kept; nothing is read again. */
+  map?: boolean;
 }
 
 /**
@@ -177,11 +180,11 @@ export interface Kiln {
    */
   validateRanges(size: number | bigint, readRange: RangeReader, options?: RangeOptions): Promise<ValidateResult & RangeCounts>;
   /** As validateRanges, with inspect()'s header and tensors (the tensors' bytes are not read). */
-  inspectRanges(size: number | bigint, readRange: RangeReader, options?: RangeOptions): Promise<InspectResult & RangeCounts>;
+  inspectRanges(size: number | bigint, readRange: RangeReader, options?: RangeOptions): Promise<InspectResult & RangeCounts & { map?: BlockMapDescription }>;
   /** validateRanges over a Blob or File, read through blob.slice(start, end).arrayBuffer(). */
   validateBlob(blob: Blob, options?: RangeOptions): Promise<ValidateResult & RangeCounts>;
   /** inspectRanges over a Blob or File. */
-  inspectBlob(blob: Blob, options?: RangeOptions): Promise<InspectResult & RangeCounts>;
+  inspectBlob(blob: Blob, options?: RangeOptions): Promise<InspectResult & RangeCounts & { map?: BlockMapDescription }>;
   /** Reads the source chunk by chunk (memory stays bounded whatever its size) and stops reading once rejected. A source that fails rejects the promise with its error. */
   validateStream(source: ByteSource, options?: Options): Promise<InspectResult>;
   /**

@@ -17,38 +17,11 @@
 // drawn by the library (kiln_block_map_svg), the SVG `kiln inspect --map`
 // writes: the page shows it, so the map has one drawing.
 import { load } from './lib/load.mjs';
-
-// Offsets come as JSON numbers (exact below 2^53) or decimal strings.
-function big(v) {
-  return BigInt(v);
-}
+import { normaliseMap as normalise } from './lib/mapjson.mjs';
 
 // The package's one instance: the map adds no second copy of the module.
 export function loadBlockMap() {
   return load().then((kiln) => ({
     describe: (prefix, fileSize, verdict) => normalise(kiln.blockMap(prefix, fileSize, verdict)),
   }));
-}
-
-function normalise(json) {
-  const h = json.header;
-  return {
-    fileSize: big(json.file_size),
-    header: h === null ? null : {
-      flags: h.flags,
-      tensorCount: h.tensor_count,
-      nameBytes: h.name_bytes,
-      payloadBytes: big(h.payload_bytes),
-      directoryBytes: big(h.directory_bytes),
-      payloadBase: big(h.payload_base),
-      blockLength: big(h.block_length),
-    },
-    regions: json.regions.map((r) => ({
-      kind: r.kind, begin: big(r.begin), end: big(r.end), tensor: r.tensor, label: r.label,
-    })),
-    mark: json.mark === null ? null : {
-      offset: big(json.mark.offset), tensor: json.mark.tensor, field: json.mark.field, verdict: json.mark.verdict,
-    },
-    svg: json.svg,
-  };
 }

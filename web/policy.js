@@ -2,9 +2,10 @@
 // instance's `policy`: js/lib/policy.mjs). No other file of the page writes
 // a limit as a literal: js/test/policy.test.mjs fails on one.
 
-// The map reads at most this many first bytes (the directory region of a
-// block up to it: names and payload ranges; a bigger directory is drawn
-// from its header alone).
+// With the whole-file stream (the checkbox), the map reads at most this many
+// first bytes again (the directory region of a block up to it: names and
+// payload ranges; a bigger directory is drawn from its header alone). By
+// random access the map is the validator's own (inspectBlob's `map`).
 export const MAP_PREFIX_BYTES = 64 * 1024 * 1024;
 
 // A file is read in chunks of this size, into one reused buffer.

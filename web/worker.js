@@ -6,8 +6,10 @@
 // with file.stream() chunk by chunk and fed to kiln's streaming validator
 // (the WebAssembly module keeps the header and the directory region, never a
 // payload byte), for sources that cannot seek; its verdict is `kiln validate
-// -`'s on the same bytes. Then the block map is described from the file's
-// first bytes and the verdict.
+// -`'s on the same bytes. The block map: by random access, the validator's
+// own (kiln_ranges_block_map: drawn from the bytes it kept and its verdict,
+// nothing read again); a stream kept no bytes for the page, so its map is
+// described from the file's first bytes and the stream's verdict.
 //
 // Messages in:  {id, file, stream}
 // Messages out: {id, type: 'start', name} (escaped)
@@ -120,18 +122,22 @@ async function check(id, file, stream) {
   if (stream) {
     ({ result, bytesRead, reads } = await streamed(kiln, id, file));
   } else {
-    ({ bytesRead, reads, ...result } = await kiln.inspectBlob(file));
+    ({ bytesRead, reads, ...result } = await kiln.inspectBlob(file, { map: true }));
   }
   const seconds = (performance.now() - started) / 1000;
   if (stream) postMessage({ id, type: 'progress', done: file.size, total: file.size });
-  // The map: the directory region (payload_base bytes) when it is small
-  // enough, else the header alone.
   const header = result.header ?? null;
-  const headerBytes = kiln.policy.headerBytes;
-  let prefixLength = headerBytes;
-  if (header && header.payloadBase <= BigInt(MAP_PREFIX_BYTES)) prefixLength = Number(header.payloadBase);
-  const prefix = await firstBytes(file, Math.max(prefixLength, headerBytes));
-  const map = mapper.describe(prefix, file.size, result.ok ? null : result.error);
+  let map = result.map;
+  delete result.map;
+  if (stream) {
+    // The directory region (payload_base bytes) when it is small enough,
+    // else the header alone.
+    const headerBytes = kiln.policy.headerBytes;
+    let prefixLength = headerBytes;
+    if (header && header.payloadBase <= BigInt(MAP_PREFIX_BYTES)) prefixLength = Number(header.payloadBase);
+    const prefix = await firstBytes(file, Math.max(prefixLength, headerBytes));
+    map = mapper.describe(prefix, file.size, result.ok ? null : result.error);
+  }
   // Names and layouts as `kiln validate` prints them (escaped here, where
   // the module is): the page never shows a raw name.
   const tensors = (result.tensors ?? []).map((t) => ({

@@ -518,6 +518,16 @@ export class Kiln {
     });
   }
 
+  // The settled handle's block map (kiln_ranges_block_map: from the bytes it
+  // kept and its own verdict), as blockMap returns it.
+  _rangesMap(r) {
+    return this.#call(() => {
+      const status = this.#m._kiln_ranges_block_map(r, this.#word, this.#err);
+      if (status !== OK) throw this.#failure(status, 'kiln_ranges_block_map', this.#readError().message);
+      return this.#takeMap(this.#wordU32());
+    });
+  }
+
   _rangesFree(r) {
     if (!this.#broken) this.#m._kiln_ranges_free(r);
   }
@@ -582,19 +592,23 @@ export class Kiln {
         const status = this.#m._kiln_block_map_new(p, n, size, verdictPtr, this.#word, this.#err);
         if (status === BAD_ARGUMENT) throw this.#argumentError('blockMap');
         if (status !== OK) throw this.#failure(status, 'blockMap', this.#readError().message);
-        const map = this.#wordU32();
-        try {
-          if (this.#m._kiln_block_map_json(map, this.#word, 0) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_block_map_json');
-          const json = JSON.parse(this.#cString(this.#wordU32()));
-          // The map's one drawing (kiln_block_map_svg), the SVG `kiln inspect --map` writes.
-          if (this.#m._kiln_block_map_svg(map, 0, 0, this.#word, 0) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_block_map_svg');
-          json.svg = this.#cString(this.#wordU32());
-          return json;
-        } finally {
-          this.#m._kiln_block_map_free(map);
-        }
+        return this.#takeMap(this.#wordU32());
       }),
     );
+  }
+
+  // A kiln_block_map read as JSON with its drawing, then freed.
+  #takeMap(map) {
+    try {
+      if (this.#m._kiln_block_map_json(map, this.#word, 0) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_block_map_json');
+      const json = JSON.parse(this.#cString(this.#wordU32()));
+      // The map's one drawing (kiln_block_map_svg), the SVG `kiln inspect --map` writes.
+      if (this.#m._kiln_block_map_svg(map, 0, 0, this.#word, 0) !== OK) throw this.#failure(INTERNAL_ERROR, 'kiln_block_map_svg');
+      json.svg = this.#cString(this.#wordU32());
+      return json;
+    } finally {
+      this.#m._kiln_block_map_free(map);
+    }
   }
 
   // The summary of a rule ("H1".."P2"), or null.

@@ -113,8 +113,9 @@ export function readOptions(options, where) {
 const RANGE_OPTION_KEYS = new Set(['mergeGap', 'maxRange']);
 
 // The options of random access (validateRanges, validateBlob): Options plus
-// mergeGap and maxRange (numbers or bigints, as the limits). Returns
-// [options, { mergeGap, maxRange }].
+// mergeGap and maxRange (numbers or bigints, as the limits) and map (a
+// boolean: inspect's result carries the block map). Returns
+// [options, { mergeGap, maxRange, map }].
 export function readRangeOptions(options, where) {
   if (options === undefined || options === null || typeof options !== 'object' || Array.isArray(options)) {
     return [readOptions(options, where), {}];
@@ -122,8 +123,14 @@ export function readRangeOptions(options, where) {
   const base = {};
   const ranges = {};
   for (const key of Object.keys(options)) {
-    if (RANGE_OPTION_KEYS.has(key)) ranges[key] = readLimit(options[key], key, where);
-    else base[key] = options[key];
+    if (RANGE_OPTION_KEYS.has(key)) {
+      ranges[key] = readLimit(options[key], key, where);
+    } else if (key === 'map') {
+      if (typeof options.map !== 'boolean') throw new TypeError(`kiln: ${where}: map must be a boolean`);
+      ranges.map = options.map;
+    } else {
+      base[key] = options[key];
+    }
   }
   return [readOptions(base, where), ranges];
 }

@@ -7,6 +7,7 @@
 // copied into the handle's buffer. A reader failure is ERR_KILN_IO, never a
 // verdict.
 import { U8, isUint8Array, own, readRangeOptions, readRangeSize, typedArrayByteLength } from './guard.mjs';
+import { normaliseMap } from './mapjson.mjs';
 
 // The reader failed or misbehaved: not a verdict.
 function ioError(where, message, cause) {
@@ -48,6 +49,8 @@ export async function validateRanges(kiln, where, inspect, size, readRange, opti
     }
     const result = kiln._rangesResult(r, inspect);
     if (result === null) throw ioError(where, 'the reader failed');
+    // The block map of this verdict, from the bytes the handle kept.
+    if (inspect && ro.map) result.map = normaliseMap(kiln._rangesMap(r));
     return result;
   } finally {
     kiln._rangesFree(r);

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { load } from '../index.mjs';
+import { loadBlockMap } from '../map.mjs';
 import { rng, mutate } from './mutants.mjs';
 
 const golden = fileURLToPath(new URL('../../golden/', import.meta.url));
@@ -18,6 +19,7 @@ const names = readFileSync(`${golden}manifest.tsv`, 'ascii')
   .map((l) => l.split('\t')[0]);
 const cases = names.map((name) => ({ name, bytes: new Uint8Array(readFileSync(`${golden}cases/${name}.klnt`)) }));
 const kiln = await load();
+const map = await loadBlockMap();
 
 const OPTION_SETS = [undefined, { mergeGap: 0 }, { mergeGap: 0, maxRange: 1 }, { mergeGap: 7, maxRange: 16 }, { mergeGap: 64n, maxRange: 64n }];
 
@@ -62,6 +64,29 @@ test('every golden case: validateBlob gives validate()\'s verdict', async () => 
     assert.deepEqual(verdict, kiln.validate(c.bytes), c.name);
     assert.ok(bytesRead <= c.bytes.length && reads >= (c.bytes.length > 0 ? 1 : 0), c.name);
   }
+});
+
+test('map: true, every golden case and the length cases: inspectBlob\'s map is the whole file\'s map of its verdict', async () => {
+  const f32 = cases.find((c) => c.name === 'kiln-v2-f32').bytes;
+  const plusOne = new Uint8Array(f32.length + 1);
+  plusOne.set(f32);
+  const dtype = cases.find((c) => c.name === 'd1-dtype-25').bytes;
+  const inputs = [...cases, { name: 'valid block + 1 byte', bytes: plusOne },
+    { name: 'bad dtype, last 2 bytes cut', bytes: dtype.slice(0, dtype.length - 2) }];
+  let marked = 0;
+  for (const c of inputs) {
+    const v = kiln.validate(c.bytes);
+    const want = map.describe(c.bytes, c.bytes.length, v.ok ? null : v.error);
+    const got = await kiln.inspectBlob(new Blob([c.bytes]), { map: true });
+    assert.deepEqual(got.map, want, c.name);
+    if (got.map.mark !== null) marked++;
+    // Asked for nothing more than the verdict asked for.
+    const plain = await kiln.inspectBlob(new Blob([c.bytes]));
+    assert.equal(got.bytesRead, plain.bytesRead, c.name);
+    assert.equal(plain.map, undefined, c.name);
+  }
+  assert.ok(marked > 100, `${marked} rejections marked`);
+  await assert.rejects(kiln.inspectBlob(new Blob([f32]), { map: 1 }), TypeError);
 });
 
 test('lengths that disagree with the header: the size decides H8 as for the whole bytes', async () => {

@@ -103,9 +103,9 @@ exact<
     createStreamValidator(options?: Options): StreamValidator;
     validateStream(source: ByteSource, options?: Options): Promise<InspectResult>;
     validateRanges(size: number | bigint, readRange: RangeReader, options?: RangeOptions): Promise<ValidateResult & RangeCounts>;
-    inspectRanges(size: number | bigint, readRange: RangeReader, options?: RangeOptions): Promise<InspectResult & RangeCounts>;
+    inspectRanges(size: number | bigint, readRange: RangeReader, options?: RangeOptions): Promise<InspectResult & RangeCounts & { map?: BlockMapDescription }>;
     validateBlob(blob: Blob, options?: RangeOptions): Promise<ValidateResult & RangeCounts>;
-    inspectBlob(blob: Blob, options?: RangeOptions): Promise<InspectResult & RangeCounts>;
+    inspectBlob(blob: Blob, options?: RangeOptions): Promise<InspectResult & RangeCounts & { map?: BlockMapDescription }>;
     detectFormat(firstBytes: Uint8Array): Format;
     escape(text: string | Uint8Array): string;
     blockMap(prefix: Uint8Array, fileSize: number | bigint, verdict?: KilnError | null): BlockMapJson;
@@ -113,7 +113,7 @@ exact<
     readonly policy: Policy;
   }
 >(true);
-exact<RangeOptions, { prefix?: boolean; maxTensors?: number | bigint; maxNameBytes?: number | bigint; maxBlockBytes?: number | bigint; mergeGap?: number | bigint; maxRange?: number | bigint }>(true);
+exact<RangeOptions, { prefix?: boolean; maxTensors?: number | bigint; maxNameBytes?: number | bigint; maxBlockBytes?: number | bigint; mergeGap?: number | bigint; maxRange?: number | bigint; map?: boolean }>(true);
 exact<RangeReader, (offset: number, length: number) => Promise<Uint8Array | ArrayBuffer> | Uint8Array | ArrayBuffer>(true);
 exact<RangeCounts, { bytesRead: number; reads: number }>(true);
 exact<typeof load, () => Promise<Kiln>>(true);

@@ -431,6 +431,28 @@ TEST(Writer, RankFarPast8IsD2) {
   }
 }
 
+// Payloads declared by their size (Payload::Stream) can add up to nearly
+// 2^64 bytes without a byte being read: the next payload would start past
+// the last multiple of 64 below 2^64, so Add refuses it (H7, naming that
+// tensor's byte_offset) and the writer keeps the tensors before it.
+TEST(Writer, PayloadStartingPastTheLastAlignedOffsetIsH7) {
+  BlockWriter w;
+  const std::uint64_t end = ~std::uint64_t{0} - 15;  // 2^64 - 16: not a multiple of 64 away
+  const auto never = [](std::span<std::uint8_t>) {
+    ADD_FAILURE() << "a payload was read";
+    return false;
+  };
+  ASSERT_TRUE(w.Add(F32({end / 4}), Payload::Stream(end, never)).ok());
+  const Result<std::uint32_t> added = w.Add(F32({1}), Payload::Stream(4, never));
+  ASSERT_FALSE(added.ok());
+  EXPECT_EQ(added.error().rule, Rule::H7);
+  EXPECT_EQ(added.error().tensor, 1u);
+  EXPECT_EQ(added.error().offset, 64u + 128u + 32u);  // descriptor 1's byte_offset
+  EXPECT_NE(added.error().message.find("already end at " + std::to_string(end)), std::string::npos)
+      << added.error().message;
+  EXPECT_EQ(w.tensor_count(), 1u);
+}
+
 // Layout names follow every tensor name in the heap, so a layout can be the
 // slice that would start past the last u16 offset: H7 naming that tensor,
 // from Plan (so no plan, and no file).

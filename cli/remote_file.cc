@@ -60,8 +60,6 @@ namespace {
 // At most this many bytes of a server's text (a header, curl's message,
 // which may quote the URL) are shown, escaped (base::Escape).
 constexpr std::size_t kShownBytes = 160;
-// The most bytes of a page that is not the file (an empty file's 416) read.
-constexpr std::uint64_t kMaxDiscardedBytes = std::uint64_t{64} << 10;
 
 std::string Shown(std::string_view text) { return base::Escape(text, kShownBytes); }
 
@@ -234,7 +232,7 @@ std::size_t Http::OnBody(char* data, std::size_t size, std::size_t n, void* self
   }
   if (self.discard_) {
     self.discarded_ += bytes;
-    if (self.discarded_ <= kMaxDiscardedBytes) return bytes;
+    if (self.discarded_ <= kHttpMaxDiscardedBytes) return bytes;
     self.fail_ = "the server's error page goes on past 64 KiB";
     return bytes == 0 ? 1 : 0;
   }

@@ -49,7 +49,7 @@ class IdleWatchdog {
   explicit IdleWatchdog(std::uint64_t timeout_seconds) {
     if (timeout_seconds == 0) return;
     // ParseIdleTimeoutFlag bounds the value to a day.
-    timeout_ = std::chrono::seconds(std::min<std::uint64_t>(timeout_seconds, 86'400));
+    timeout_ = std::chrono::seconds(std::min(timeout_seconds, kMaxIdleTimeoutSeconds));
     struct sigaction act {};
     act.sa_handler = [](int) {};
     sigemptyset(&act.sa_mask);

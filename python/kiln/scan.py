@@ -161,7 +161,7 @@ def _open(target: str, options: dict):
     if isinstance(fs, LocalFileSystem):
         f = _open_local(path)
         return f, f
-    f = fs.open(path, "rb", cache_type="none", block_size=options.get("block_size", 65536))
+    f = fs.open(path, "rb", cache_type="none", block_size=options.get("block_size", _kiln.DEFAULT_MAX_RANGE))
     return f, f
 
 

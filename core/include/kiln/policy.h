@@ -54,6 +54,25 @@ inline constexpr std::uint64_t kDefaultIdleTimeoutSeconds = 60;
 // poll(), an int).
 inline constexpr std::uint64_t kMaxIdleTimeoutSeconds = 86'400;
 
+// ---- Random access (kiln/random_access.h: RangeOptions' defaults) ---------
+//
+// 64 KiB: below it, one request costs more than the covered bytes it reads
+// over (an HTTP range request's round trip, a seek and a syscall); a block of
+// small tensors with alignment gaps is read in a few large requests instead
+// of one per tensor, while tensors of 64 KiB and more are never read over.
+inline constexpr std::uint64_t kDefaultMergeGap = std::uint64_t{64} << 10;
+// 1 MiB: the largest single request, so a hostile 1 GiB gap is read (P2
+// needs it) in bounded pieces with a bounded buffer.
+inline constexpr std::uint64_t kDefaultMaxRange = std::uint64_t{1} << 20;
+
+// ---- The block map (kiln/block_map.h) ----------------------------------------
+
+// A map draws each tensor's descriptor, name and payload as regions of
+// their own up to this many tensors, and the descriptors, names and payloads
+// of a larger block as one region each: the map of a hostile block of 2^32-1
+// tensors costs a few hundred KiB, not one region per descriptor.
+inline constexpr std::uint32_t kMaxItemRegions = 1024;
+
 // ---- kiln validate URL, kiln inspect URL (HTTP range requests) ------------
 //
 // A remote block is read with range requests for only the bytes the rules
@@ -74,12 +93,16 @@ inline constexpr std::uint64_t kHttpMinBytesPerSecond = 1024;
 // first, bytes 0-63, also gives the size and the validators), at most
 //   1 + ceil((payload_base - 64) / 1 MiB) + F + ceil(R / (1 MiB - 64 KiB))
 // (random_access.h: F runs of gaps, at most tensor_count + 1; R the bytes
-// the gap reads span), then for inspect --map of a rejected block the
-// directory region again, ceil(payload_base / 1 MiB). Every block with at
+// the gap reads span; inspect --map reads nothing more: the map is drawn
+// from the bytes the validator kept). Every block with at
 // most kMaxNamedKilnTensors tensors and a directory region and gaps of under
 // 32 GiB each needs fewer (under 170,000); a block that needs more is an
 // I/O error.
 inline constexpr std::uint64_t kHttpMaxRequests = std::uint64_t{1} << 18;
+// The most bytes read of a reply that is not the file (an empty file's 416
+// page, an error page): enough for any server's message, and a server that
+// sends an endless page is stopped there.
+inline constexpr std::uint64_t kHttpMaxDiscardedBytes = std::uint64_t{64} << 10;
 
 // ---- kiln unpack -----------------------------------------------------------
 

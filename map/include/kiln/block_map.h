@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kiln/directory.h"
+#include "kiln/policy.h"
 #include "kiln/random_access.h"
 #include "kiln/status.h"
 
@@ -89,7 +90,8 @@ struct BlockMap {
   std::optional<Mark> mark;  // set for a rejection
 };
 
-inline constexpr std::uint32_t kMaxItemRegions = 1024;
+// kiln/policy.h: each tensor its own regions up to this many tensors.
+using kiln::kMaxItemRegions;
 
 // A valid block: its directory (from Parse, a StreamValidator or a
 // RangeValidator), read through it: its header, names and bytes.

@@ -58,18 +58,10 @@
 
 #include "kiln/base/function_ref.h"
 #include "kiln/directory.h"
+#include "kiln/policy.h"
 #include "kiln/status.h"
 
 namespace kiln {
-
-// 64 KiB: below it, one request costs more than the covered bytes it reads
-// over (an HTTP range request's round trip, a seek and a syscall); a block of
-// small tensors with alignment gaps is read in a few large requests instead
-// of one per tensor, while tensors of 64 KiB and more are never read over.
-inline constexpr std::uint64_t kDefaultMergeGap = std::uint64_t{64} << 10;
-// 1 MiB: the largest single request, so a hostile 1 GiB gap is read (P2
-// needs it) in bounded pieces with a bounded buffer.
-inline constexpr std::uint64_t kDefaultMaxRange = std::uint64_t{1} << 20;
 
 struct RangeOptions {
   Mode mode = Mode::kWhole;

@@ -163,6 +163,40 @@ TEST(Cli, ConvertNamesThePathWhoseExtensionTellsNoFormat) {
   EXPECT_TRUE(std::filesystem::exists(tmp / "o.xyz"));
 }
 
+// kiln convert's arguments: a format name it does not know, and an option
+// it does not know (two characters long too), are usage errors naming them,
+// with nothing written; a lone "-" is a path like any other (convert reads
+// files, never standard input), so a file named "-" converts.
+TEST(Cli, ConvertNamesAnUnknownFormatOrOptionAndTakesDashAsAPath) {
+  testing::ScratchDir tmp;
+  const std::string kiln_in = std::string(KILN_GOLDEN_DIR) + "/cases/ok-named-llama-layer.klnt";
+  const std::string out = tmp / "o.safetensors";
+  for (const std::string flag : {"--from", "--to"}) {
+    const Outcome r = Kiln("convert " + flag + " nope " + Quote(kiln_in) + " " + Quote(out), true);
+    EXPECT_EQ(r.status, 2) << flag << "\n" << r.out;
+    EXPECT_NE(r.out.find("kiln convert: unknown format nope\n"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(out)) << flag;
+  }
+  for (const std::string option : {"-x", "-xy", "--nope"}) {
+    const Outcome r = Kiln("convert " + option + " " + Quote(kiln_in) + " " + Quote(out), true);
+    EXPECT_EQ(r.status, 2) << option << "\n" << r.out;
+    EXPECT_NE(r.out.find("kiln convert: unknown option " + option + "\n"), std::string::npos)
+        << r.out;
+    EXPECT_FALSE(std::filesystem::exists(out)) << option;
+  }
+  std::filesystem::copy_file(kiln_in, tmp / "-");
+  const std::string cmd = "cd " + Quote(tmp.path()) + " && timeout 60 " + Quote(KILN_BINARY) +
+                          " convert --from kiln - o.safetensors 2>&1 </dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string said;
+  char buf[512];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) said.append(buf, n);
+  const int st = pclose(p);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << said;
+  EXPECT_TRUE(std::filesystem::exists(out)) << said;
+}
+
 TEST(Cli, ConvertRefusesAPairOfKnownFormatsWithoutAConversion) {
   testing::ScratchDir tmp;
   const std::string kiln_in = std::string(KILN_GOLDEN_DIR) + "/cases/kiln-v2-f32.klnt";

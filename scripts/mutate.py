@@ -88,6 +88,9 @@ ROOT = Path(__file__).resolve().parent.parent
 #   capi/     the C programs (every golden case through the shared and the
 #             static library, the map, the symbol list) and the conformance
 #             runner on kiln_c_validate.
+#   python/   the pytest suite (python/tests) over the module. The JS glue
+#             (js/src) is built by emscripten only, outside this tree: not
+#             mutated here (docs/mutation.md).
 # An entry "ctest:REGEX=TARGET,TARGET" builds the targets and runs the ctest
 # tests whose names match REGEX (C programs and scripts, which are not
 # GoogleTest binaries).
@@ -97,6 +100,10 @@ ROOT = Path(__file__).resolve().parent.parent
 HTTP_TESTS = "ctest:^http_(sparse_10g|mutants|golden|hostile)$=kiln"
 CLI_TESTS = ["kiln_stream_cli_tests", "kiln_cli_race_tests", "kiln_cli_tests",
              "kiln_cli_map_tests", "kiln_formats_tests", "kiln_safetensors_tests", HTTP_TESTS]
+# The Python module's C++ (python/src): its pytest suite, which drives it
+# with hostile files, file objects and buffers (absent from a build without
+# pybind11, and then left out: its mutants are not measured).
+PYTHON_TESTS = "ctest:^python_pytest$=kiln_python,kiln"
 CAPI_PROGRAMS = ("ctest:^(capi_golden_|capi_block_map|capi_exports_only|"
                  "conformance_kiln_c_validate$)=kiln_capi_test_shared,"
                  "kiln_capi_test_static,kiln_capi_map_test,kiln_capi_map_json_test,"
@@ -116,6 +123,7 @@ FOLDERS = {
     "map": (["map/src/*.cc", "map/include/kiln/*.h"],
             ["kiln_map_tests", "kiln_cli_map_tests", CAPI_PROGRAMS]),
     "capi": (["capi/src/*.cc", "capi/src/*.h"], [CAPI_PROGRAMS, "kiln_capi_message_cut_test"]),
+    "python": (["python/src/*.cc", "python/src/*.h"], [PYTHON_TESTS]),
 }
 
 
@@ -887,6 +895,11 @@ def main():
                     args.budget, len(todo) - k + 1), flush=True)
                 break
             entries = entries_of(rel, dependents, present)
+            if not entries:  # this build has none of the tests that see the file
+                unmeasured.append((rel, n, what, new_line))
+                print("[%d/%d] not measured %s:%d %s -- this build has no test of it" % (
+                    k, len(todo), rel, n, what), flush=True)
+                continue
             selected = coverage.tests(rel, n) if coverage else None
             path = tree / rel
             original = path.read_text()

@@ -163,6 +163,27 @@ TEST(Cli, ConvertNamesThePathWhoseExtensionTellsNoFormat) {
   EXPECT_TRUE(std::filesystem::exists(tmp / "o.xyz"));
 }
 
+// inspect --json of a rejected block is one JSON object, exactly the element
+// validate --json gives for the file (verdict, class, rule, offset, tensor,
+// message), exit 1, for every rejected golden case.
+TEST(Cli, InspectJsonOfARejectedBlockIsValidateJsonsElement) {
+  int rejected = 0;
+  for (const testing::GoldenCase& c : testing::LoadManifest()) {
+    if (c.valid()) continue;
+    ++rejected;
+    const Outcome inspect = Kiln("inspect --json " + Quote(c.path));
+    const Outcome validate = Kiln("validate --json " + Quote(c.path));
+    EXPECT_EQ(inspect.status, 1) << c.name;
+    // validate --json: "[\n  {...}\n]\n"; its one element, unindented.
+    const std::size_t open = validate.out.find('{');
+    const std::size_t close = validate.out.rfind('}');
+    ASSERT_TRUE(open != std::string::npos && close != std::string::npos) << validate.out;
+    EXPECT_EQ(inspect.out, validate.out.substr(open, close - open + 1) + "\n") << c.name;
+    EXPECT_NE(inspect.out.find("\"rule\": \"" + c.rule + "\""), std::string::npos) << inspect.out;
+  }
+  EXPECT_GT(rejected, 100);
+}
+
 // kiln convert's arguments: a format name it does not know, and an option
 // it does not know (two characters long too), are usage errors naming them,
 // with nothing written; a lone "-" is a path like any other (convert reads

@@ -98,6 +98,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # against nginx and the hostile server (tests/http; absent from a build
 # without libcurl, and then left out).
 HTTP_TESTS = "ctest:^http_(sparse_10g|mutants|golden|hostile)$=kiln"
+# Files only some of their folder's tests run: those go first (the folder's
+# other tests still run before a mutant is called a survivor).
+FIRST = {"cli/remote_file.cc": HTTP_TESTS, "cli/remote_file.h": HTTP_TESTS}
 CLI_TESTS = ["kiln_stream_cli_tests", "kiln_cli_race_tests", "kiln_cli_tests",
              "kiln_cli_map_tests", "kiln_formats_tests", "kiln_safetensors_tests", HTTP_TESTS]
 # The Python module's C++ (python/src): its pytest suite, which drives it
@@ -217,7 +220,7 @@ def test_command(build, entry):
     if entry.startswith("ctest:"):
         regex = entry[len("ctest:"):].partition("=")[0]
         return ["ctest", "--test-dir", str(build), "-R", regex, "--stop-on-failure",
-                "--no-tests=error"]
+                "--no-tests=error", "-j", str(os.cpu_count() or 1)]
     name, _, only = entry.partition(":")
     return [str(build / "tests" / name), "--gtest_fail_fast"] + (
         ["--gtest_filter=" + only] if only else [])
@@ -275,6 +278,8 @@ def entries_of(rel, dependents, present):
     a header those of every folder that compiles it; entries whose tests
     this build lacks (ctest tests of an optional feature) are left out."""
     out = list(FOLDERS[folder_of(rel)][1])
+    if str(rel) in FIRST:
+        out = [FIRST[str(rel)]] + [e for e in out if e != FIRST[str(rel)]]
     if not str(rel).endswith(".cc"):
         for obj in dependents.get(str(rel), []):
             for e in FOLDERS.get(Path(obj).parts[0], ((), ()))[1]:

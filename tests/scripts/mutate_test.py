@@ -155,6 +155,11 @@ class Headers(unittest.TestCase):
         self.assertEqual(mutate.entries_of("core/src/rules.cc", deps, lambda e: True),
                          mutate.FOLDERS["core"][1])
 
+    def test_a_file_only_some_tests_run_puts_them_first(self):
+        entries = mutate.entries_of("cli/remote_file.cc", {}, lambda e: True)
+        self.assertEqual(entries[0], mutate.HTTP_TESTS)
+        self.assertEqual(sorted(entries), sorted(mutate.FOLDERS["cli"][1]))
+
     def test_entries_this_build_lacks_are_left_out(self):
         entries = mutate.entries_of("cli/remote_file.cc", {}, lambda e: e != mutate.HTTP_TESTS)
         self.assertNotIn(mutate.HTTP_TESTS, entries)

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "cli_run.h"
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
+#include "progress.h"
 #include "support/temp_dir.h"
 #include "support/write_block.h"
 
@@ -259,6 +261,41 @@ TEST(CliOutput, WriterRefusesAFifoAtItsTarget) {
   // A regular file or a symlink there is still replaced, as documented.
   ASSERT_TRUE(plan.value().WriteToFile(tmp / "plain").ok());
   ASSERT_TRUE(plan.value().WriteToFile(tmp / "plain").ok());
+}
+
+// The command's writes go out in chunks of at most 1 MiB, each advancing the
+// progress line (progress.h): a write of 3 MiB and one byte shows a line at
+// every MiB, then 100%, then ends the line.
+TEST(CliProgress, WriteAllAdvancesTheLineAMiBAtATime) {
+  TempDir tmp;
+  const std::vector<std::uint8_t> bytes((std::size_t{3} << 20) + 1, 0x5a);
+  std::ostringstream err;
+  const int fd = ::open((tmp / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  {
+    cli::Progress progress(err, "unpack", bytes.size(), /*enabled=*/true);
+    EXPECT_EQ(cli::WriteAll(fd, bytes, &progress), 0);
+  }
+  ::close(fd);
+  EXPECT_EQ(fs::file_size(tmp / "out"), bytes.size());
+  EXPECT_EQ(err.str(),
+            "\runpack:  33% (1 of 3 MiB)\runpack:  66% (2 of 3 MiB)\runpack:  99% (3 of 3 MiB)"
+            "\runpack: 100% (3 of 3 MiB)\n");
+}
+
+// kiln pack's limit flags with a value that is not a number: a usage error
+// naming the flag, nothing read or written.
+TEST(CliPack, ALimitFlagWithoutANumberIsAUsageError) {
+  TempDir tmp;
+  for (const std::string flag : {"--max-tensors", "--max-block-bytes"}) {
+    const Outcome r = RunKiln(
+        "pack " + Quote(tmp / "o.klnt") + " " + flag + " nope a=" + Quote(tmp / "missing.npy"),
+        "2>&1");
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_NE(r.out.find("kiln pack: " + flag + " needs N"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("missing.npy"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(tmp / "o.klnt"));
+  }
 }
 
 }  // namespace

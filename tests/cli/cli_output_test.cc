@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
 #include "progress.h"
+#include "remote_file.h"
 #include "support/temp_dir.h"
 #include "support/write_block.h"
 
@@ -296,6 +297,28 @@ TEST(CliPack, ALimitFlagWithoutANumberIsAUsageError) {
     EXPECT_EQ(r.out.find("missing.npy"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(tmp / "o.klnt"));
   }
+}
+
+// Which names are URLs: http:// and https://, the scheme in any case, read
+// within the name only (a prefix of a scheme followed in memory by the rest
+// is not one); anything else is a path, even with "://" inside.
+TEST(CliUrl, OnlyHttpAndHttpsSchemesInAnyCaseAreUrls) {
+  for (const std::string_view url :
+       {"http://a", "https://a", "HTTP://a", "HtTpS://x/y.klnt", "http://", "https://"}) {
+    EXPECT_TRUE(cli::IsUrl(url)) << url;
+  }
+  for (const std::string_view path :
+       {"", "h", "http", "http:/", "https:/", "xttp://a", "hxxp://a", "ftp://a", "file:///x",
+        "http:\\\\a", "/tmp/http://x", " http://a", "https//a", "httpx://a"}) {
+    EXPECT_FALSE(cli::IsUrl(path)) << path;
+  }
+  // The name "http" whose buffer goes on with "://": still a path.
+  EXPECT_FALSE(cli::IsUrl(std::string_view("http://a", 4)));
+  EXPECT_FALSE(cli::IsUrl(std::string_view("https://a", 5)));
+  // A name of exactly the scheme is a URL (curl then refuses it: exit 2).
+  const Outcome r = RunKiln("validate http://", "2>&1");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(r.out.find("No such file"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -296,8 +296,11 @@ def test_hostile(kiln, golden):
         r = run(kiln, "validate", bad.url)
     if r.returncode != 2 or b"\x1b" in r.stderr or "\u202e".encode() in r.stderr:
         fail("escaping an ETag: exit %d %r" % (r.returncode, r.stderr))
-    if b'then "v2\\x1b[2j\\u{202e}"' not in r.stderr.lower():
-        fail("the ETag is not shown escaped: %r" % r.stderr)
+    # Its first 160 bytes, escaped ('"v2', ESC, '[2J', U+202E's 3 bytes: 10,
+    # then 150 of the 400 x's), and "..." for the cut.
+    if b'then "v2\\x1b[2j\\u{202e}' + b"x" * 150 + b"..." not in r.stderr.lower() \
+            or b"x" * 151 in r.stderr:
+        fail("the ETag is not shown escaped and cut at 160 bytes: %r" % r.stderr)
     # A URL of a scheme other than http/https is a local file name.
     r = run(kiln, "validate", "ftp://127.0.0.1/x.klnt")
     if r.returncode != 2 or b"ftp" not in r.stderr:

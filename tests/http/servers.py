@@ -56,7 +56,7 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
                     later, body with its last byte flipped); an If-Range that
                     does not match "v2" gets 200 and the whole new body
     "changes-lm"    as "changes" but with Last-Modified only (no ETag)
-    "changes-evil"  as "changes" with the ETag "v2<ESC>[2J<U+202E>" (a
+    "changes-evil"  as "changes" with the ETag "v2<ESC>[2J<U+202E>xxx..." (400 x; a
                     terminal control and a bidi override: must be escaped)
     "drip"          206 headers at once, then the body one byte per second
     "stall"         206 headers at once, then nothing, for ever
@@ -308,7 +308,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             body = owner.body[:-1] + bytes([owner.body[-1] ^ 0xFF]) if owner.body else b"x"
             etag, date = '"v2"', _DATE_V2
             if mode == "changes-evil":  # header text goes out as latin-1: UTF-8 bytes
-                etag = '"v2\x1b[2J' + "\u202e".encode().decode("latin-1") + '"'
+                # and long: kiln shows at most 160 bytes of a server's text.
+                etag = '"v2\x1b[2J' + "\u202e".encode().decode("latin-1") + "x" * 400 + '"'
         validators = [("Last-Modified", date)]
         if mode != "changes-lm":
             validators.append(("ETag", etag))

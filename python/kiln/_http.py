@@ -38,8 +38,22 @@ from typing import Optional
 
 __all__ = ["HTTPRangeFile"]
 
-_CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+)$")
+_CONTENT_RANGE = re.compile(r"^bytes ([0-9]+)-([0-9]+)/([0-9]+)$")
 _REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def _field(resp: http.client.HTTPResponse, name: str) -> Optional[str]:
+    """A header's value without the optional whitespace around it (RFC 9110
+    section 5.5: it is not part of the value); None when absent. Names are
+    matched without regard to case (section 5.1)."""
+    value = resp.getheader(name)
+    return None if value is None else value.strip(" \t")
+
+
+def _decimal(value: Optional[str]) -> bool:
+    """ASCII digits only: str.isdigit() also takes '\u00b2' (a header byte
+    0xB2 read as Latin-1), which int() then refuses."""
+    return value is not None and value.isascii() and value.isdigit()
 
 
 def _eio(message: str) -> OSError:
@@ -166,7 +180,7 @@ class HTTPRangeFile(io.RawIOBase):
             resp = self._exchange("HEAD", url, {"Accept-Encoding": "identity"})
             resp.read()  # a HEAD has no body; keeps the connection usable
             if resp.status in _REDIRECTS:
-                location = resp.getheader("Location")
+                location = _field(resp, "Location")
                 if not location:
                     raise _eio(f"HEAD {url}: {resp.status} without a Location")
                 url = urllib.parse.urljoin(url, location)
@@ -176,15 +190,15 @@ class HTTPRangeFile(io.RawIOBase):
                 continue
             if resp.status != 200:
                 raise _eio(f"HEAD {url}: HTTP {resp.status} {resp.reason}")
-            length = resp.getheader("Content-Length")
-            if length is None or not length.isdigit():
+            length = _field(resp, "Content-Length")
+            if not _decimal(length):
                 raise _eio(f"HEAD {url}: no Content-Length (the size is needed)")
-            encoding = resp.getheader("Content-Encoding")
+            encoding = _field(resp, "Content-Encoding")
             if encoding is not None and encoding.strip().lower() != "identity":
                 raise _eio(f"HEAD {url}: Content-Encoding {encoding}")
             self.url = url
-            self._etag = resp.getheader("ETag")
-            self._last_modified = resp.getheader("Last-Modified")
+            self._etag = _field(resp, "ETag")
+            self._last_modified = _field(resp, "Last-Modified")
             return int(length)
         raise _eio(f"HEAD {self.url}: more than {self.max_redirects} redirects")
 
@@ -229,13 +243,13 @@ class HTTPRangeFile(io.RawIOBase):
             hint = (" (the server ignores Range, or the file changed: If-Range)"
                     if resp.status == 200 else "")
             raise _eio(f"{where}: HTTP {resp.status} {resp.reason}{hint}")
-        encoding = resp.getheader("Content-Encoding")
+        encoding = _field(resp, "Content-Encoding")
         if encoding is not None and encoding.strip().lower() != "identity":
             raise _eio(f"{where}: the server compressed the range (Content-Encoding "
                        f"{encoding})")
-        m = _CONTENT_RANGE.match(resp.getheader("Content-Range") or "")
+        m = _CONTENT_RANGE.match(_field(resp, "Content-Range") or "")
         if not m:
-            raise _eio(f"{where}: Content-Range {resp.getheader('Content-Range')!r} is not "
+            raise _eio(f"{where}: Content-Range {_field(resp, 'Content-Range')!r} is not "
                        f"bytes {offset}-{last}/{self.size}")
         first, end, total = (int(g) for g in m.groups())
         if (first, end) != (offset, last):
@@ -243,11 +257,11 @@ class HTTPRangeFile(io.RawIOBase):
         if total != self.size:
             raise _eio(f"{where}: the file has {total} bytes now, {self.size} when it was "
                        "opened (the file changed)")
-        length = resp.getheader("Content-Length")
-        if length is None or not length.isdigit() or int(length) != last - offset + 1:
+        length = _field(resp, "Content-Length")
+        if not _decimal(length) or int(length) != last - offset + 1:
             raise _eio(f"{where}: Content-Length {length!r}, expected {last - offset + 1}")
         for name, was in (("ETag", self._etag), ("Last-Modified", self._last_modified)):
-            now = resp.getheader(name)
+            now = _field(resp, name)
             if was is not None and now != was:
                 raise _eio(f"{where}: {name} {now!r}, {was!r} when the file was opened "
                            "(the file changed)")

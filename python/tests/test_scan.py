@@ -6,6 +6,7 @@ every misbehaviour of the hostile server is an error row, never a verdict;
 vanished and special files are error rows; the command line's table, JSON lines, escaping and exit statuses."""
 
 import contextlib
+import errno
 import json
 import os
 import pathlib
@@ -176,7 +177,7 @@ HOSTILE = {
 
 
 # The servers that behave: a plain one and one that redirects once.
-CONTROLS = ("good", "redirect-once")
+CONTROLS = ("good", "redirect-once", "ows")
 
 
 def test_hostile_servers_are_error_rows(client):
@@ -278,3 +279,34 @@ def test_escape_bindings():
     assert _kiln.escape(b"\xff") == "\\xff"
     with pytest.raises(TypeError):
         _kiln.escape(3)
+
+
+def test_a_content_length_of_non_ascii_digits_is_eio_not_a_crash():
+    """A header is read as Latin-1, so byte 0xB2 is '\u00b2', which
+    str.isdigit() takes for a digit and int() refuses: the reader must call
+    it a misbehaving server (OSError EIO), not raise ValueError."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_HEAD(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "\u00b2\u00b3")
+            self.end_headers()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(OSError) as e:
+            HTTPRangeFile("http://127.0.0.1:%d/x.klnt" % server.server_address[1])
+        assert e.value.errno == errno.EIO
+        assert "Content-Length" in str(e.value)
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -65,6 +65,9 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
     "endless-200"   200, no Content-Length, an endless body
     "redirect-once" 302 from any path but /real.klnt to /real.klnt, which
                     behaves (redirects work)
+    "ows"           behaves, with optional whitespace (" \t ") after every
+                    header value and header names in upper case (RFC 9110
+                    5.5 and 5.1: a reader must accept both)
     "redirect-loop" 302 to another path, which redirects back, for ever
     "redirect-file" 302 to file:///etc/passwd
     "redirect-ftp"  302 to ftp://127.0.0.1:PORT/file.klnt
@@ -258,6 +261,7 @@ HOSTILE_MODES = (
     "long", "long-nolen",
     "gzip", "changes", "changes-lm", "changes-evil", "drip", "stall", "endless", "endless-200",
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "500", "no-size",
+    "ows",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -289,8 +293,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _send(self, status, headers, body=b"", head=False):
         self.send_response(status)
+        ows = self.server.owner.mode == "ows"
         for k, v in headers:
-            self.send_header(k, v)
+            self.send_header(k.upper() if ows else k, v + " \t " if ows else v)
         self.end_headers()
         if not head and body:
             self.wfile.write(body)

@@ -80,9 +80,9 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// A decimal u64 with nothing around it.
+// A decimal u64 with nothing around it (leading zeros allowed: RFC 9110's
+// 1*DIGIT; a value past 2^64-1 is out of range, not wrapped).
 std::optional<std::uint64_t> ParseU64(std::string_view s) {
-  if (s.empty() || s.size() > 20) return std::nullopt;
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;

@@ -177,7 +177,7 @@ HOSTILE = {
 
 
 # The servers that behave: a plain one and one that redirects once.
-CONTROLS = ("good", "redirect-once", "ows")
+CONTROLS = ("good", "redirect-once", "ows", "zeros")
 
 
 def test_hostile_servers_are_error_rows(client):

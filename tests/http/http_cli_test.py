@@ -214,7 +214,7 @@ EXPECT = {
     "500": b"answered HTTP 500",
     "no-size": b"Content-Range: bytes 0-63/* for bytes 0-63",
 }
-BEHAVES = ("good", "redirect-once", "ows")
+BEHAVES = ("good", "redirect-once", "ows", "zeros")
 
 
 def test_hostile(kiln, golden):

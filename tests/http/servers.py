@@ -68,6 +68,9 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
     "ows"           behaves, with optional whitespace (" \t ") after every
                     header value and header names in upper case (RFC 9110
                     5.5 and 5.1: a reader must accept both)
+    "zeros"         behaves, every number of Content-Length and Content-Range
+                    written with leading zeros to 24 digits (1*DIGIT allows
+                    them)
     "redirect-loop" 302 to another path, which redirects back, for ever
     "redirect-file" 302 to file:///etc/passwd
     "redirect-ftp"  302 to ftp://127.0.0.1:PORT/file.klnt
@@ -261,7 +264,7 @@ HOSTILE_MODES = (
     "long", "long-nolen",
     "gzip", "changes", "changes-lm", "changes-evil", "drip", "stall", "endless", "endless-200",
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "500", "no-size",
-    "ows",
+    "ows", "zeros",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -294,6 +297,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _send(self, status, headers, body=b"", head=False):
         self.send_response(status)
         ows = self.server.owner.mode == "ows"
+        if self.server.owner.mode == "zeros":
+            headers = [(k, re.sub(r"[0-9]+", lambda d: d.group(0).zfill(24), v)
+                        if k in ("Content-Length", "Content-Range") else v) for k, v in headers]
         for k, v in headers:
             self.send_header(k.upper() if ows else k, v + " \t " if ows else v)
         self.end_headers()

@@ -397,7 +397,7 @@ bool Http::CheckPart(std::string* why) const {
   const auto cr = ParseContentRange(*reply_.content_range);
   if (!cr || cr->first != asked_first || cr->last != asked_last || cr->total != size_) {
     *why = absl::StrFormat(
-        "the server sent Content-Range: %s for bytes %d-%d/%d (the size it gave asked_first)",
+        "the server sent Content-Range: %s for bytes %d-%d/%d (the size it gave first)",
         Shown(*reply_.content_range), asked_first, asked_last, size_);
     return false;
   }

@@ -173,6 +173,7 @@ HOSTILE = {
     "drip": "timeout", "stall": "sent nothing", "endless": "Content-Length",
     "endless-200": "HTTP 200", "redirect-loop": "redirects", "redirect-file": "not http",
     "redirect-ftp": "not http", "404": "HTTP 404", "500": "HTTP 500", "no-size": "Content-Length",
+    "junk-number": "Content-Range",
 }
 
 

@@ -213,6 +213,7 @@ EXPECT = {
     "404": b"answered HTTP 404",
     "500": b"answered HTTP 500",
     "no-size": b"Content-Range: bytes 0-63/* for bytes 0-63",
+    "junk-number": b"x for bytes 64-",
 }
 BEHAVES = ("good", "redirect-once", "ows", "zeros")
 
@@ -255,6 +256,9 @@ def test_hostile(kiln, golden):
                     fail("%s: stderr %r" % (what, r.stderr[:300]))
                 if EXPECT[mode] not in r.stderr:
                     fail("%s: stderr %r lacks %r" % (what, r.stderr[:300], EXPECT[mode]))
+                if mode in ("wrong-total", "junk-number") and \
+                        not r.stderr.endswith(b" (the size it gave first)\n"):
+                    fail("%s: stderr %r does not end with the size it gave" % (what, r.stderr))
                 limit = IDLE + 3 if mode in ("drip", "stall") else 5
                 if took > limit:
                     fail("%s: took %.1f s (limit %d)" % (what, took, limit))

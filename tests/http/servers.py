@@ -68,6 +68,8 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
     "ows"           behaves, with optional whitespace (" \t ") after every
                     header value and header names in upper case (RFC 9110
                     5.5 and 5.1: a reader must accept both)
+    "junk-number"   206 whose Content-Range total has a letter after it
+                    ("bytes 0-63/292x"), from the second request on
     "zeros"         behaves, every number of Content-Length and Content-Range
                     written with leading zeros to 24 digits (1*DIGIT allows
                     them)
@@ -264,7 +266,7 @@ HOSTILE_MODES = (
     "long", "long-nolen",
     "gzip", "changes", "changes-lm", "changes-evil", "drip", "stall", "endless", "endless-200",
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "500", "no-size",
-    "ows", "zeros",
+    "ows", "zeros", "junk-number",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -370,6 +372,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         extra = []
         if mode == "wrong-total" and n > 1:
             total = str(size + 1000)
+        elif mode == "junk-number" and n > 1:
+            total = str(size) + "x"
         elif mode == "wrong-start":
             cr_first, cr_last = first + 1, last + 1
         elif mode == "no-size":

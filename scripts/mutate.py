@@ -416,7 +416,9 @@ def write_ledger(path, rows, population_keys, commit):
             "# result: killed (detail: the first test that failed), equivalent (detail: why",
             "# no input can tell, written by a person who read it), survived (detail: the",
             "# test that would kill it, when known), no-coverage (no test reaches the line),",
-            "# invalid (the mutant does not build). hash: operator + the 7 lines around it;",
+            "# invalid (the mutant does not build), pending (on a line changed before the",
+            "# ledger's commit, not measured yet: named, so that the gate's base could move;",
+            "# any run that chooses it measures it). hash: operator + the 7 lines around it;",
             "# tests: the tests/ and golden/ trees it was measured with.",
             "# commit %s" % commit,
             "# " + ", ".join("%s %d" % kv for kv in sorted(counts.items())),
@@ -614,7 +616,10 @@ def changed_lines(base):
 def reusable(row, listing, tests_now):
     """Whether a ledger row still stands: an equivalence or an invalid
     mutant always (the hash covers its code), a kill while the killing test
-    exists, a survivor while the tests are those it survived."""
+    exists, a survivor while the tests are those it survived; a pending
+    mutant never (it was not measured: any run that chooses it measures it)."""
+    if row["result"] == "pending":
+        return False
     if row["result"] in ("equivalent", "invalid"):
         return True
     if row["result"] == "killed":
@@ -629,8 +634,8 @@ def summary_table(all_mutants, path):
     rows = read_ledger(path)
     texts = {}
     print("| folder | mutants | measured | killed | equivalent | survived (no coverage) "
-          "| invalid | killed of non-equivalent |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| invalid | killed of non-equivalent | pending |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for folder in FOLDERS:
         ms = [m for m in all_mutants if folder_of(m[0]) == folder]
         got = []
@@ -640,12 +645,14 @@ def summary_table(all_mutants, path):
             row = rows.get((str(rel), what, context_hash(texts[rel], n, what)))
             if row:
                 got.append(row["result"])
+        pending = got.count("pending")
+        got = [g for g in got if g != "pending"]
         k, e, i = got.count("killed"), got.count("equivalent"), got.count("invalid")
         nc = got.count("no-coverage")
         s = got.count("survived") + nc
         rate = "%.1f%%" % (100.0 * k / (k + s)) if k + s else "-"
-        print("| %s/ | %d | %d | %d | %d | %d (%d) | %d | %s |" % (
-            folder, len(ms), len(got), k, e, s, nc, i, rate))
+        print("| %s/ | %d | %d | %d | %d | %d (%d) | %d | %s | %d |" % (
+            folder, len(ms), len(got), k, e, s, nc, i, rate, pending))
     print("\nledger %s, commit %s" % (path.relative_to(ROOT) if path.is_relative_to(ROOT)
                                       else path, ledger_commit(path)))
     return 0
@@ -694,6 +701,9 @@ def main():
                          "ledger's commit) must be killed or recorded equivalent; --sample N "
                          "adds N mutants of the rest drawn with a seed from HEAD, reported "
                          "and held to --min-kill")
+    ap.add_argument("--record-pending", action="store_true",
+                    help="with --changed --ledger: record every gate mutant the ledger lacks as "
+                         "pending (not measured) and move the ledger's commit to HEAD")
     ap.add_argument("--summary", action="store_true",
                     help="print the ledger's results per folder (a Markdown table) and stop")
     args = ap.parse_args()
@@ -860,6 +870,14 @@ def main():
         if len(todo) < len(chosen):
             print("%d of %d mutants stand as the ledger records them" % (
                 len(chosen) - len(todo), len(chosen)), flush=True)
+        if args.record_pending and args.changed and ledger_path:
+            for m in todo:
+                rows[keys[m]] = {
+                    "file": str(m[0]), "line": str(m[1]), "operator": m[2], "hash": keys[m][2],
+                    "result": "pending", "detail": "changed since %s, not measured yet" % base[:12],
+                    "tests": tests_now, "commit": head[:12]}
+            print("%d mutants recorded as pending (not measured)" % len(todo), flush=True)
+            todo = []
         # Folder lists are needed without a map, for files it lacks, and to confirm.
         folder_needed = []
         for rel, n, _, _ in todo:

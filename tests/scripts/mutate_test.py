@@ -118,6 +118,12 @@ class Selection(unittest.TestCase):
         self.assertEqual(cov.tests("core/src/x.cc", 1), ["A.One"])
         self.assertIsNone(cov.tests("base/src/y.cc", 1))  # base/ is also tested by the CLI suites
 
+    def test_a_pending_mutant_never_stands(self):
+        row = {"result": "pending", "detail": "changed since abc, not measured yet",
+               "tests": "t", "file": "cli/x.cc"}
+        self.assertFalse(mutate.reusable(row, {}, "t"))
+        self.assertTrue(mutate.reusable(dict(row, result="equivalent"), {}, "t"))
+
     def test_killer_is_the_first_failed_test_or_the_crashed_one(self):
         out = "[ RUN      ] A.One\n[       OK ] A.One\n[ RUN      ] A.Two\n"
         self.assertEqual(mutate.killer_of(out, "bin", -6), "A.Two (crashed)")

@@ -91,6 +91,16 @@ bool ToError(const kiln_error& in, kiln::Error* out) {
   return true;
 }
 
+// A new map handle holding `map` (and its JSON) in *out; the error cleared.
+kiln_status Hand(kiln::map::BlockMap map, kiln_block_map** out, kiln_error* error) {
+  auto m = std::make_unique<kiln_block_map>();
+  m->map = std::move(map);
+  m->json = Json(m->map);
+  *out = m.release();
+  ClearError(error);
+  return KILN_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -116,13 +126,9 @@ KILN_C_API kiln_status kiln_block_map_new(const uint8_t* prefix, size_t prefix_s
                          "verdict is not a verdict of kiln (class ARGUMENT or INTERNAL, "
                          "or an unknown rule)");
     }
-    auto m = std::make_unique<kiln_block_map>();
-    m->map = kiln::map::Describe(std::span<const std::uint8_t>(prefix, prefix_size), file_size,
-                                 rejected ? &e : nullptr);
-    m->json = Json(m->map);
-    *out = m.release();
-    ClearError(error);
-    return KILN_OK;
+    return Hand(kiln::map::Describe(std::span<const std::uint8_t>(prefix, prefix_size), file_size,
+                                    rejected ? &e : nullptr),
+                out, error);
   });
 }
 
@@ -137,14 +143,7 @@ KILN_C_API kiln_status kiln_ranges_block_map(const kiln_ranges* ranges, kiln_blo
     return BadArgument(error,
                        "ranges has no verdict (a range is still wanted, or the reader failed)");
   }
-  return Guard(error, [&] {
-    auto m = std::make_unique<kiln_block_map>();
-    m->map = kiln::map::Describe(ranges->validator);
-    m->json = Json(m->map);
-    *out = m.release();
-    ClearError(error);
-    return KILN_OK;
-  });
+  return Guard(error, [&] { return Hand(kiln::map::Describe(ranges->validator), out, error); });
 }
 
 KILN_C_API void kiln_block_map_free(kiln_block_map* map) { delete map; }

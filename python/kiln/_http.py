@@ -50,6 +50,13 @@ def _field(resp: http.client.HTTPResponse, name: str) -> Optional[str]:
     return None if value is None else value.strip(" \t")
 
 
+def _encoding(resp: http.client.HTTPResponse) -> Optional[str]:
+    """The reply's Content-Encoding when it is not identity (the bytes
+    would not be the file's), else None."""
+    encoding = _field(resp, "Content-Encoding")
+    return None if encoding is None or encoding.strip().lower() == "identity" else encoding
+
+
 def _decimal(value: Optional[str]) -> bool:
     """ASCII digits only: str.isdigit() also takes '\u00b2' (a header byte
     0xB2 read as Latin-1), which int() then refuses."""
@@ -193,8 +200,8 @@ class HTTPRangeFile(io.RawIOBase):
             length = _field(resp, "Content-Length")
             if not _decimal(length):
                 raise _eio(f"HEAD {url}: no Content-Length (the size is needed)")
-            encoding = _field(resp, "Content-Encoding")
-            if encoding is not None and encoding.strip().lower() != "identity":
+            encoding = _encoding(resp)
+            if encoding is not None:
                 raise _eio(f"HEAD {url}: Content-Encoding {encoding}")
             self.url = url
             self._etag = _field(resp, "ETag")
@@ -243,8 +250,8 @@ class HTTPRangeFile(io.RawIOBase):
             hint = (" (the server ignores Range, or the file changed: If-Range)"
                     if resp.status == 200 else "")
             raise _eio(f"{where}: HTTP {resp.status} {resp.reason}{hint}")
-        encoding = _field(resp, "Content-Encoding")
-        if encoding is not None and encoding.strip().lower() != "identity":
+        encoding = _encoding(resp)
+        if encoding is not None:
             raise _eio(f"{where}: the server compressed the range (Content-Encoding "
                        f"{encoding})")
         m = _CONTENT_RANGE.match(_field(resp, "Content-Range") or "")

@@ -93,7 +93,9 @@ TEST(OutputFile, MoreTemporariesThanTableSlotsStillCommit) {
   const std::uint8_t byte[1] = {7};
   std::vector<std::unique_ptr<base::OutputFile>> files;
   for (int i = 0; i < base::kMaxTemporaries + 2; ++i) {
-    files.push_back(std::make_unique<base::OutputFile>(tmp / ("f" + std::to_string(i))));
+    std::string name = "f";  // not "f" + to_string(i): GCC 12's false -Wrestrict
+    name += std::to_string(i);
+    files.push_back(std::make_unique<base::OutputFile>(tmp / name));
     ASSERT_TRUE(files.back()->ok()) << i << ": " << files.back()->error();
     ASSERT_TRUE(files.back()->Write(byte)) << i;
   }

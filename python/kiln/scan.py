@@ -232,9 +232,71 @@ def _describe_task_failure(e: BaseException) -> str:
     return f"the task failed: {_describe(e)}"
 
 
+# How long a scan waits while the cluster has no worker at all before the
+# files not yet judged become error rows. A worker that dies is restarted by
+# its nanny within seconds; a cluster left with none (every nanny gone, or
+# a scheduler whose workers never came) would otherwise make the scan wait
+# for ever.
+NO_WORKER_TIMEOUT = 120.0
+
+
+class _WorkerWatch:
+    """Tells when the cluster has had no worker for `limit` seconds (asks
+    the client's view of the scheduler at most once a second)."""
+
+    def __init__(self, client, limit: float) -> None:
+        self._client = client
+        self._limit = limit
+        self._since: Optional[float] = None
+        self._checked = float("-inf")
+
+    def lost(self) -> bool:
+        now = time.monotonic()
+        if now - self._checked < 1.0:
+            return False
+        self._checked = now
+        try:
+            count = len(self._client.scheduler_info().get("workers", {}))
+        except Exception:  # noqa: BLE001 (the scheduler is gone too: no worker either)
+            count = 0
+        if count:
+            self._since = None
+            return False
+        if self._since is None:
+            self._since = now
+        return now - self._since >= self._limit
+
+
+def _lost_text(limit: float) -> str:
+    return (f"no worker on the cluster for {limit:g} s (every worker died or none "
+            f"joined): the file was not judged")
+
+
+class _ClusterLost(Exception):
+    pass
+
+
+def _result_unless_lost(fut, watch: _WorkerWatch):
+    """fut.result(), or _ClusterLost once the cluster has had no worker for
+    the watch's limit."""
+    from distributed import wait
+
+    while True:
+        try:
+            wait([fut], timeout=0.5)
+        except TimeoutError:  # asyncio's and distributed's are this one
+            pass
+        if fut.done():
+            return fut.result()
+        if watch.lost():
+            fut.cancel()
+            raise _ClusterLost()
+
+
 def scan(paths: Iterable[str], client=None, *, workers: Optional[int] = None,
          batch_size: Optional[int] = None, options: Optional[dict] = None,
-         on_row: Optional[Callable[[dict, int, int], None]] = None) -> List[dict]:
+         on_row: Optional[Callable[[dict, int, int], None]] = None,
+         no_worker_timeout: float = NO_WORKER_TIMEOUT) -> List[dict]:
     """Validates every file of `paths` (expand()) as Dask tasks; returns one
     row per file (ROW_FIELDS), in the order of expand().
 
@@ -251,7 +313,11 @@ def scan(paths: Iterable[str], client=None, *, workers: Optional[int] = None,
     options: merge_gap, timeout (s, per HTTP request), idle_timeout (s),
     max_tensors, max_block_bytes, max_name_bytes, prefix, block_size
     (fsspec). on_row(row, done, total) is called as rows arrive.
+    no_worker_timeout: once the cluster has had no worker for this many
+    seconds, every file not yet judged gets an error row and the scan ends.
     """
+    if not no_worker_timeout > 0:
+        raise ValueError("no_worker_timeout must be positive")
     from distributed import as_completed
 
     targets = expand(paths)
@@ -301,7 +367,21 @@ def scan(paths: Iterable[str], client=None, *, workers: Optional[int] = None,
         # worker that holds them is most likely alive.
         seq = as_completed(futures, with_results=True, raise_errors=False)
         futures.clear()  # a finished task's result is dropped once it is a row
-        for fut, result in seq:
+        watch = _WorkerWatch(client, no_worker_timeout)
+
+        def completed():
+            # as_completed's iterator, but one that gives up on a cluster
+            # that has had no worker for no_worker_timeout seconds.
+            while not seq.is_empty():
+                ready = seq.next_batch(block=False)
+                if ready:
+                    yield from ready
+                elif watch.lost():
+                    return
+                else:
+                    time.sleep(0.02)
+
+        for fut, result in completed():
             idx = pending.pop(fut.key)
             if fut.status != "finished":
                 # An erred future's result here is (type, exception, traceback).
@@ -329,12 +409,17 @@ def scan(paths: Iterable[str], client=None, *, workers: Optional[int] = None,
                 finish(i, row)
         # Alone on the cluster, a file whose task dies with its worker is the
         # file that kills it.
+        lost = bool(pending)  # the loop above gave up with tasks outstanding
+        seq.clear()
         for i in suspects:
             attempts[i] = 0
-            while True:
+            while not lost:
                 fut = submit_one(i, "alone")
                 try:
-                    row = fut.result()
+                    row = _result_unless_lost(fut, watch)
+                except _ClusterLost:
+                    lost = True
+                    break
                 except Exception as e:  # noqa: BLE001
                     if _is_killed_worker(e) or attempts[i] >= _MAX_ATTEMPTS:
                         row = _row(targets[i], "error", 0, message=_describe_task_failure(e))
@@ -342,6 +427,9 @@ def scan(paths: Iterable[str], client=None, *, workers: Optional[int] = None,
                         continue
                 finish(i, row)
                 break
+        for i, row in enumerate(rows):
+            if row is None:  # only when the cluster was lost
+                finish(i, _row(targets[i], "error", 0, message=_lost_text(no_worker_timeout)))
     finally:
         if own is not None:
             own[0].close()
@@ -415,6 +503,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="HTTP: seconds a server may stay silent (default 20)")
     parser.add_argument("--merge-gap", type=int, metavar="BYTES",
                         help="read two wanted ranges this close as one (default 64 KiB)")
+    parser.add_argument("--no-worker-timeout", type=float, default=NO_WORKER_TIMEOUT,
+                        metavar="S",
+                        help="give the files not yet judged error rows once the cluster has "
+                             f"had no worker for S seconds (default {NO_WORKER_TIMEOUT:g})")
     args = parser.parse_args(argv)
     for name in ("workers", "batch"):
         value = getattr(args, name)
@@ -422,8 +514,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             parser.error(f"--{name} must be at least 1")
     if args.scheduler and args.workers:
         parser.error("--workers starts a LocalCluster; it does not go with --scheduler")
-    if args.timeout <= 0 or args.idle_timeout <= 0:
-        parser.error("--timeout and --idle-timeout must be positive")
+    if not (args.timeout > 0 and args.idle_timeout > 0 and args.no_worker_timeout > 0):
+        parser.error("--timeout, --idle-timeout and --no-worker-timeout must be positive")
     if args.merge_gap is not None and args.merge_gap < 0:
         parser.error("--merge-gap must be non-negative")
 
@@ -445,7 +537,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             client = Client(args.scheduler)
         try:
             rows = scan(args.paths, client, workers=args.workers, batch_size=args.batch,
-                        options=options, on_row=on_row)
+                        options=options, on_row=on_row,
+                        no_worker_timeout=args.no_worker_timeout)
         finally:
             if client is not None:
                 client.close()

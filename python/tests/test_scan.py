@@ -13,6 +13,7 @@ import pathlib
 import random
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -216,6 +217,114 @@ def test_vanished_and_special_files_are_error_rows(corpus, tmp_path, client):
     assert kiln.scan.exit_status(rows) == 2
 
 
+def _worker_killer(marker_dir):
+    """A worker plugin (defined here so that cloudpickle sends it by value)
+    that stands for a file whose check kills the process checking it, as a
+    native crash or the kernel's OOM killer would: on every worker, present
+    and future (the nanny restarts a killed one), kiln.scan.check_file is
+    wrapped so that a target named "killer*.klnt" SIGKILLs its worker, and
+    one named "once*.klnt" does so the first time only (a marker file in
+    marker_dir remembers it across the restarted processes)."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class Killer(WorkerPlugin):
+        name = "kiln-test-killer"
+
+        def setup(self, worker):
+            import signal
+
+            import kiln.scan as scan
+
+            real = getattr(scan.check_file, "__wrapped__", scan.check_file)
+
+            def check_file(target, options=None):
+                base = os.path.basename(target)
+                if base.startswith("killer"):
+                    os.kill(os.getpid(), signal.SIGKILL)
+                if base.startswith("once"):
+                    try:
+                        os.close(os.open(os.path.join(marker_dir, base),
+                                         os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                    except FileExistsError:
+                        pass
+                    else:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                return real(target, options)
+
+            check_file.__wrapped__ = real
+            scan.check_file = check_file
+
+    return Killer()
+
+
+def test_a_worker_that_dies_mid_task_is_that_files_error_row(corpus, reference, tmp_path):
+    """A file whose check kills its worker gets an error row naming the death;
+    the files that shared its batch or its dying worker get their verdicts;
+    a file whose worker died once, by chance, is judged when checked again;
+    the scan finishes. The scheduler here calls a task KilledWorker at its
+    first death (allowed-failures 0) to keep the test short; the default (3
+    retries) takes the same path later."""
+    import dask
+
+    data = (corpus / "gen00.klnt").read_bytes()
+    (tmp_path / "killer.klnt").write_bytes(data)
+    (tmp_path / "once.klnt").write_bytes(data)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    names = sorted(reference)[:24]
+    targets = [str(corpus / n) for n in names]
+    targets[5:5] = [str(tmp_path / "killer.klnt")]
+    targets[17:17] = [str(tmp_path / "once.klnt")]
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)
+        c = distributed.Client(cluster)
+        try:
+            c.register_worker_plugin(_worker_killer(str(markers)))
+            rows = kiln.scan.scan(targets, c, batch_size=4)
+        finally:
+            c.close()
+            cluster.close()
+    assert [r["file"] for r in rows] == targets  # one row per file, in order
+    killer = rows.pop(5)
+    assert killer["verdict"] == "error", killer
+    assert "the worker checking this file died (KilledWorker)" in killer["message"]
+    assert killer["class"] is None and killer["rule"] is None and killer["bytes_read"] == 0
+    once = rows.pop(16)
+    assert os.path.exists(markers / "once.klnt")  # its worker did die once
+    assert once["verdict"] == "valid", once
+    assert_rows_match(rows, {n: reference[n] for n in names}, os.path.basename)
+    assert kiln.scan.exit_status([killer]) == 2
+
+
+def test_a_cluster_without_workers_ends_the_scan_with_error_rows(corpus, reference):
+    """A scheduler with no worker (none joined, or every one died and none
+    came back) cannot run a task: after no_worker_timeout seconds without a
+    worker every file gets an error row that says so, and scan returns."""
+    names = sorted(reference)[:5]
+    targets = [str(corpus / n) for n in names]
+    cluster = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None,
+                                       silence_logs=50)
+    c = distributed.Client(cluster)
+    try:
+        started = time.monotonic()
+        rows = kiln.scan.scan(targets, c, batch_size=2, no_worker_timeout=2)
+        waited = time.monotonic() - started
+    finally:
+        c.close()
+        cluster.close()
+    assert [r["file"] for r in rows] == targets
+    for row in rows:
+        assert row["verdict"] == "error", row
+        assert row["message"] == ("no worker on the cluster for 2 s (every worker died or "
+                                  "none joined): the file was not judged"), row
+        assert row["bytes_read"] == 0
+    assert waited >= 2
+    assert kiln.scan.exit_status(rows) == 2
+    with pytest.raises(ValueError):
+        kiln.scan.scan(targets, c, no_worker_timeout=0)
+
+
 def run_cli(*args, env_extra=None):
     env = dict(os.environ)
     env.update(env_extra or {})
@@ -261,6 +370,9 @@ def test_command_line_table_json_and_exit_status(tmp_path, client):
     assert out.returncode == 2
     assert "error: FileNotFoundError: [Errno 2] No such file or directory" in out.stdout
     assert run_cli("--workers", "0", str(ok)).returncode == 2  # usage
+    for bad in ("0", "-1", "nan"):
+        out = run_cli("--no-worker-timeout", bad, str(ok))
+        assert out.returncode == 2 and "--no-worker-timeout must be positive" in out.stderr
     assert run_cli("--scheduler", "tcp://127.0.0.1:1", "--timeout", "1", str(ok),
                    env_extra={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"}
                    ).returncode == 2  # no scheduler there

@@ -80,6 +80,41 @@ TEST(Checked, MulBoundaries) {
   EXPECT_EQ(CheckedMul(kMax, 2), std::nullopt);
 }
 
+// The split multiply (the WebAssembly module's) and the compiler's checked
+// one agree on the overflow flag and the product, at the 2^32 edges of
+// either factor and at random magnitudes.
+TEST(Checked, SplitMultiplyAgreesWithTheBuiltin) {
+  const std::uint64_t edges[] = {0,
+                                 1,
+                                 2,
+                                 0xffffffffull,
+                                 1ull << 32,
+                                 (1ull << 32) + 1,
+                                 0x1ffffffffull,
+                                 1ull << 33,
+                                 4294967297ull,
+                                 kMax / 2,
+                                 kMax - 1,
+                                 kMax};
+  const auto agree = [](std::uint64_t a, std::uint64_t b) {
+    std::uint64_t split = 0, builtin = 0;
+    const bool o1 = MulOverflowSplit(a, b, &split);
+    const bool o2 = __builtin_mul_overflow(a, b, &builtin);
+    return o1 == o2 && split == builtin;
+  };
+  for (const std::uint64_t a : edges) {
+    for (const std::uint64_t b : edges) ASSERT_TRUE(agree(a, b)) << a << " * " << b;
+  }
+  std::uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < 200000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const std::uint64_t a = x >> (x % 64), b = (x * 0xff51afd7ed558ccdull) >> ((x >> 6) % 64);
+    ASSERT_TRUE(agree(a, b)) << a << " * " << b;
+  }
+}
+
 TEST(Checked, CeilDivAndAlign) {
   EXPECT_EQ(CeilDiv(kMax, 2), 1ull << 63);
   EXPECT_EQ(CeilDiv(10, 4), 3u);

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 
+#include "kiln/base/checked.h"
 #include "kiln/block.h"
 #include "kiln/dtype.h"
 #include "kiln/internal/layout.h"
@@ -55,7 +56,7 @@ template <bool kNamed>
       if (d.shape[k] != 0) return false;  // D4
     } else if (d.shape[k] == 0) {
       zero = true;
-    } else if (__builtin_mul_overflow(count, d.shape[k], &count)) {
+    } else if (base::MulOverflow(count, d.shape[k], &count)) {
       return false;  // D5 (or a zero dimension later: CheckFields decides)
     }
   }
@@ -63,7 +64,7 @@ template <bool kNamed>
   std::uint64_t size = 0;
   if (bits == 4) {
     size = count / 2 + (count & 1);
-  } else if (__builtin_mul_overflow(count, std::uint64_t{bits} / 8, &size)) {
+  } else if (base::MulOverflow(count, std::uint64_t{bits} / 8, &size)) {
     return false;  // D6
   }
   std::uint64_t end = 0;

@@ -162,14 +162,35 @@ export type ByteSource =
 
 export type Format = 'kiln' | 'safetensors' | 'gguf' | 'npy' | 'npz' | 'unknown';
 
+/**
+ * A buffer in the module's memory (Kiln.allocate). Fill bytes(), pass the buffer to validate() or
+ * inspect(), free() it. The module's memory may grow during any kiln call, which detaches every
+ * view taken before: take bytes() again after a call. Use after free() throws an Error of code
+ * 'ERR_KILN_STATE'; a buffer of another instance is a TypeError.
+ */
+export interface KilnBuffer {
+  readonly length: number;
+  bytes(): Uint8Array;
+  free(): void;
+}
+
 export interface Kiln {
   /** The library version ("0.1.0") and the C ABI version of the module. */
   readonly version: string;
   readonly abiVersion: number;
-  /** Validates bytes (copied into the module's memory for the call). */
-  validate(bytes: Uint8Array, options?: Options): ValidateResult;
+  /**
+   * Validates bytes: a Uint8Array (copied into the module's memory for the call) or a KilnBuffer
+   * of this instance (read where it lies, no copy).
+   */
+  validate(bytes: Uint8Array | KilnBuffer, options?: Options): ValidateResult;
   /** Validates and, when valid, returns the header and every tensor. */
-  inspect(bytes: Uint8Array, options?: Options): InspectResult;
+  inspect(bytes: Uint8Array | KilnBuffer, options?: Options): InspectResult;
+  /**
+   * A buffer of `length` bytes (an integer in [0, 2^32-1]) in the module's memory, for validate()
+   * and inspect() to read without a copy (see KilnBuffer). A length that is not such an integer, or
+   * that does not fit in the module's memory, is a RangeError.
+   */
+  allocate(length: number): KilnBuffer;
   createStreamValidator(options?: Options): StreamValidator;
   /**
    * Random access: validates a file of `size` bytes (a number or bigint below 2^53) by asking `readRange`

@@ -18,7 +18,7 @@ import {
   typedArrayByteLength,
   typedArrayByteOffset,
 } from './guard.mjs';
-import { STAGE_BYTES, policy } from './policy.mjs';
+import { MAX_BUFFER_BYTES, STAGE_BYTES, policy } from './policy.mjs';
 import { detectFormat } from './sniff.mjs';
 import { StreamValidator, validateStream } from './stream.mjs';
 import { validateBlob, validateRanges } from './ranges.mjs';
@@ -48,6 +48,46 @@ function parseLayout(text) {
     out.set(item.slice(0, eq), Number(item.slice(eq + 1)));
   }
   return out;
+}
+
+// Buffers in a module's own memory (Kiln.allocate): each KilnBuffer's
+// record, { kiln, ptr, length, freed }, kept here and nowhere a caller can
+// reach, so only a buffer allocate() made is read where it lies (a Proxy or
+// a look-alike object is not one).
+const BUFFERS = new WeakMap();
+
+function bufferRecord(buffer, what) {
+  const r = BUFFERS.get(buffer);
+  if (r === undefined) throw own(new TypeError(`kiln: ${what}: not a KilnBuffer`));
+  return r;
+}
+
+// A buffer in the module's memory, for validate() and inspect() to read
+// where it is (no copy): fill bytes() (e.g. fs.readSync(fd, buf.bytes())),
+// validate(buf), free(). The module's memory may grow during any kiln call,
+// which detaches every view taken before it: take bytes() again after one.
+export class KilnBuffer {
+  constructor(record) {
+    BUFFERS.set(this, record);
+    Object.freeze(this);
+  }
+
+  /** The buffer's length in bytes. */
+  get length() {
+    return bufferRecord(this, 'length').length;
+  }
+
+  /** A view of the buffer in the module's memory as it is now. */
+  bytes() {
+    const r = bufferRecord(this, 'bytes');
+    return r.kiln._bufferView(r, 'bytes');
+  }
+
+  /** Gives the memory back; later use of the buffer throws ERR_KILN_STATE. Idempotent. */
+  free() {
+    const r = bufferRecord(this, 'free');
+    r.kiln._bufferFree(r);
+  }
 }
 
 export class Kiln {
@@ -317,11 +357,54 @@ export class Kiln {
     }
   }
 
+  // The input of validate() and inspect(): a KilnBuffer of this instance's
+  // (read where it lies) or a Uint8Array (byteView: copied in for the call).
+  #source(input, where) {
+    const r = BUFFERS.get(input);
+    if (r === undefined) return { bytes: byteView(input, where) };
+    this.#liveBuffer(r, where);
+    return { buffer: r };
+  }
+
+  #liveBuffer(r, where) {
+    if (r.kiln !== this) throw own(new TypeError(`kiln: ${where}: the KilnBuffer belongs to another instance of the module`));
+    if (r.freed) throw stateError(`${where}: the KilnBuffer was freed`);
+  }
+
+  #withSource(src, fn) {
+    if (!src.buffer) return this.#withBytes(src.bytes, fn);
+    // Again: an options getter run since #source may have freed it.
+    if (src.buffer.freed) throw stateError('the KilnBuffer was freed during the call');
+    return fn(src.buffer.ptr, src.buffer.length);
+  }
+
+  /** A KilnBuffer of `length` bytes in the module's memory (a safe integer, at most 2^32 - 1). */
+  allocate(length) {
+    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0 || length > MAX_BUFFER_BYTES) {
+      throw own(new RangeError(`kiln: allocate: length ${typeof length === 'number' ? length : typeof length} is not an integer in [0, 2^32-1]`));
+    }
+    return this.#call(() => new KilnBuffer({ kiln: this, ptr: this.#malloc(length), length, freed: false }));
+  }
+
+  // --- for KilnBuffer (module-private by convention) ---
+  _bufferView(r, where) {
+    this.#liveBuffer(r, where);
+    if (this.#broken) throw stateError(`the WebAssembly module stopped earlier (${this.#broken}); call load() again`);
+    const h = this.#heap();
+    return new U8(h.buffer, h.byteOffset + r.ptr, r.length);
+  }
+
+  _bufferFree(r) {
+    if (r.freed) return;
+    r.freed = true;
+    if (!this.#broken) this.#m._free(r.ptr);
+  }
+
   validate(input, options) {
-    const bytes = byteView(input, 'validate');
+    const src = this.#source(input, 'validate');
     const o = readOptions(options, 'validate');
     return this.#call(() =>
-      this.#withBytes(bytes, (p, n) => {
+      this.#withSource(src, (p, n) => {
         const status = this.#m._kiln_validate(p, n, this.#writeOptions(o), this.#err);
         if (status === OK) return { ok: true };
         if (status === INVALID) return { ok: false, error: this.#readError() };
@@ -332,10 +415,10 @@ export class Kiln {
   }
 
   inspect(input, options) {
-    const bytes = byteView(input, 'inspect');
+    const src = this.#source(input, 'inspect');
     const o = readOptions(options, 'inspect');
     return this.#call(() =>
-      this.#withBytes(bytes, (p, n) => {
+      this.#withSource(src, (p, n) => {
         const status = this.#m._kiln_parse(p, n, this.#writeOptions(o), this.#word, this.#err);
         if (status === INVALID) return { ok: false, error: this.#readError() };
         if (status === BAD_ARGUMENT) throw this.#argumentError('inspect');

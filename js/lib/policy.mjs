@@ -23,6 +23,11 @@ export const SAFETENSORS_MAX_HEADER_BYTES = 100_000_000n;
 // this size, however large the chunk the caller hands over.
 export const STAGE_BYTES = 1 << 20;
 
+// The largest KilnBuffer allocate() makes: a WebAssembly module's memory
+// is 32-bit addressed (4 GiB at most, less what the module itself holds, so
+// a length this large fails as "does not fit").
+export const MAX_BUFFER_BYTES = 0xffff_ffff;
+
 // The public view: every instance's `policy` (index.d.ts, Policy).
 export const policy = Object.freeze({
   headerBytes: HEADER_BYTES,

@@ -13,6 +13,7 @@ import type {
   InspectResult,
   JsonU64,
   Kiln,
+  KilnBuffer,
   KilnError,
   Options,
   Policy,
@@ -93,13 +94,15 @@ exact<
 exact<ByteSource, ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | Iterable<Uint8Array>>(true);
 exact<Format, 'kiln' | 'safetensors' | 'gguf' | 'npy' | 'npz' | 'unknown'>(true);
 exact<Policy, { readonly headerBytes: number; readonly sniffBytes: number; readonly safetensorsMaxHeaderBytes: bigint; readonly stageBytes: number }>(true);
+exact<KilnBuffer, { readonly length: number; bytes(): Uint8Array; free(): void }>(true);
 exact<
   Kiln,
   {
     readonly version: string;
     readonly abiVersion: number;
-    validate(bytes: Uint8Array, options?: Options): ValidateResult;
-    inspect(bytes: Uint8Array, options?: Options): InspectResult;
+    validate(bytes: Uint8Array | KilnBuffer, options?: Options): ValidateResult;
+    inspect(bytes: Uint8Array | KilnBuffer, options?: Options): InspectResult;
+    allocate(length: number): KilnBuffer;
     createStreamValidator(options?: Options): StreamValidator;
     validateStream(source: ByteSource, options?: Options): Promise<InspectResult>;
     validateRanges(size: number | bigint, readRange: RangeReader, options?: RangeOptions): Promise<ValidateResult & RangeCounts>;
@@ -300,6 +303,15 @@ export async function check(valid: Uint8Array, invalid: Uint8Array, quantised: U
   const framed = kiln.validate(frame);
   must(!framed.ok && framed.error.tensor === null, 'a header rejection names no tensor');
   checkError(framed.error);
+
+  const buf: KilnBuffer = kiln.allocate(valid.length);
+  const length: number = buf.length;
+  const inModule: Uint8Array = buf.bytes();
+  inModule.set(valid);
+  const fromBuffer: ValidateResult = kiln.validate(buf);
+  const inspectedBuffer: InspectResult = kiln.inspect(buf);
+  must(length === valid.length && fromBuffer.ok && inspectedBuffer.ok, 'a KilnBuffer validates in place');
+  buf.free();
 
   const inspected: InspectResult = kiln.inspect(valid);
   must(inspected.ok, 'inspect of the valid block');

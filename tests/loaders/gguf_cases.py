@@ -223,11 +223,21 @@ def cases():
     add("ne-2^64-1", "refused", "ne[0] = 2^64-1 (-1)", file([], [("w", [2**64 - 1], 0)], data=b"\0" * 64))
     add("ne-int64-max-1d", "refused", "ne[0] = INT64_MAX: INT64_MAX/ne[1] <= ne[0]",
         file([], [("w", [I64_MAX], 0)], data=b""))
-    add("ne-product-int64", "refused", "ne = [2^31, 2^31, 2]: the product reaches 2^63",
+    add("ne-product-int64", "refused",
+        "F32 ne = [2^31, 2^31, 2]: ggml_nelements wraps to -2^63, which skips the element "
+        "test; the byte-size test refuses it (2^63 elements of 4 bytes)",
         file([], [("w", [2**31, 2**31, 2], 0)], data=b""))
     add("ne-product-wraps-to-0", "ok",
         "ne = [2^32, 2^32]: ggml_nelements wraps to 0, so gguf.cpp skips its overflow check",
         file([], [("w", [2**32, 2**32], 0)], data=b""))
+    add("ne-product-wraps-negative-i8", "ok",
+        "I8 ne = [2^32, 2^31]: ggml_nelements wraps to -2^63, which skips the element test, "
+        "and 2^63 bytes pass the byte-size test (SIZE_MAX/1); ggml_nbytes is 2^63",
+        file([], [("w", [2**32, 2**31], 24)], data=b""))
+    add("ne-product-wraps-negative-i16", "refused",
+        "I16 ne = [2^32, 2^31]: the same wrap; the byte-size test refuses 2^63 elements of "
+        "2 bytes (2^63 > SIZE_MAX/2)",
+        file([], [("w", [2**32, 2**31], 25)], data=b""))
     add("type-43", "refused", "ggml type 43 (GGML_TYPE_COUNT)", file([], [("w", [4], 43)]))
     add("type-negative", "refused", "ggml type -1", file([], [("w", [4], 0xFFFFFFFF)]))
     for removed in (4, 5, 31, 33, 36, 38):

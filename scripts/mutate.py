@@ -222,8 +222,18 @@ def test_command(build, entry):
         return ["ctest", "--test-dir", str(build), "-R", regex, "--stop-on-failure",
                 "--no-tests=error", "-j", str(os.cpu_count() or 1)]
     name, _, only = entry.partition(":")
-    return [str(build / "tests" / name), "--gtest_fail_fast"] + (
+    return [str(test_binary(build, name)), "--gtest_fail_fast"] + (
         ["--gtest_filter=" + only] if only else [])
+
+
+def test_binary(build, name):
+    """A GoogleTest binary of the build: build/tests/NAME, or the one
+    build/tests/*/NAME (tests/capi puts its binaries in their own folder)."""
+    direct = build / "tests" / name
+    if direct.exists():
+        return direct
+    nested = sorted((build / "tests").glob("*/" + name))
+    return nested[0] if nested else direct
 
 
 def tests_pass(build, tree, entries, timeouts):

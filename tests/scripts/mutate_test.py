@@ -173,5 +173,22 @@ class Headers(unittest.TestCase):
                                                            lambda e: True))
 
 
+class TestBinaries(unittest.TestCase):
+    def test_a_binary_in_a_subfolder_of_tests_is_found(self):
+        with tempfile.TemporaryDirectory() as d:
+            build = Path(d)
+            (build / "tests" / "capi").mkdir(parents=True)
+            (build / "tests" / "capi" / "kiln_capi_message_cut_test").write_bytes(b"")
+            (build / "tests" / "kiln_tests").write_bytes(b"")
+            cmd = mutate.test_command(build, "kiln_capi_message_cut_test")
+            self.assertEqual(cmd[0], str(build / "tests" / "capi" / "kiln_capi_message_cut_test"))
+            cmd = mutate.test_command(build, "kiln_tests:Writer*")
+            self.assertEqual(cmd, [str(build / "tests" / "kiln_tests"), "--gtest_fail_fast",
+                                   "--gtest_filter=Writer*"])
+            # Missing everywhere: the plain path (the baseline run then stops the runner).
+            self.assertEqual(mutate.test_command(build, "kiln_absent")[0],
+                             str(build / "tests" / "kiln_absent"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -163,10 +163,13 @@ export type ByteSource =
 export type Format = 'kiln' | 'safetensors' | 'gguf' | 'npy' | 'npz' | 'unknown';
 
 /**
- * A buffer in the module's memory (Kiln.allocate). Fill bytes(), pass the buffer to validate() or
- * inspect(), free() it. The module's memory may grow during any kiln call, which detaches every
- * view taken before: take bytes() again after a call. Use after free() throws an Error of code
- * 'ERR_KILN_STATE'; a buffer of another instance is a TypeError.
+ * A buffer in the module's memory (Kiln.allocate; the only way to make one). Fill bytes(), pass the
+ * buffer to validate() or inspect(), free() it. The module's memory may grow during any kiln call,
+ * which detaches every view taken before: take bytes() again after a call. A view must not be used
+ * after free() (its bytes are the allocator's again), and its `.buffer` is the module's whole
+ * memory: write only through the view. bytes(), validate() and inspect() of a freed buffer throw
+ * an Error of code 'ERR_KILN_STATE' (length still answers); a buffer of another instance is a
+ * TypeError.
  */
 export interface KilnBuffer {
   readonly length: number;

@@ -62,12 +62,20 @@ function bufferRecord(buffer, what) {
   return r;
 }
 
+// Only allocate() makes a KilnBuffer: its constructor asks for this
+// module-private token, so a caller who reaches the class through a
+// buffer's `constructor` cannot file a record of its own (an address and a
+// length of its choosing) for validate() to read.
+const MAKE_BUFFER = Symbol('KilnBuffer');
+
 // A buffer in the module's memory, for validate() and inspect() to read
 // where it is (no copy): fill bytes() (e.g. fs.readSync(fd, buf.bytes())),
 // validate(buf), free(). The module's memory may grow during any kiln call,
 // which detaches every view taken before it: take bytes() again after one.
+// A view must not be used after free(): its bytes are the allocator's again.
 export class KilnBuffer {
-  constructor(record) {
+  constructor(token, record) {
+    if (token !== MAKE_BUFFER) throw own(new TypeError('kiln: KilnBuffer: make one with kiln.allocate(length)'));
     BUFFERS.set(this, record);
     Object.freeze(this);
   }
@@ -79,14 +87,12 @@ export class KilnBuffer {
 
   /** A view of the buffer in the module's memory as it is now. */
   bytes() {
-    const r = bufferRecord(this, 'bytes');
-    return r.kiln._bufferView(r, 'bytes');
+    return bufferRecord(this, 'bytes').view('bytes');
   }
 
   /** Gives the memory back; later use of the buffer throws ERR_KILN_STATE. Idempotent. */
   free() {
-    const r = bufferRecord(this, 'free');
-    r.kiln._bufferFree(r);
+    bufferRecord(this, 'free').release();
   }
 }
 
@@ -173,7 +179,9 @@ export class Kiln {
   }
 
   #malloc(n) {
-    const p = this.#m._malloc(Math.max(n, 1));
+    // >>> 0: an address at or above 2 GiB comes back from the module as a
+    // negative i32.
+    const p = this.#m._malloc(Math.max(n, 1)) >>> 0;
     if (p === 0) {
       throw own(new RangeError(`kiln: ${n} bytes do not fit in the WebAssembly module's memory (4 GiB at most); validate a large input with validateStream`));
     }
@@ -383,21 +391,25 @@ export class Kiln {
     if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0 || length > MAX_BUFFER_BYTES) {
       throw own(new RangeError(`kiln: allocate: length ${typeof length === 'number' ? length : typeof length} is not an integer in [0, 2^32-1]`));
     }
-    return this.#call(() => new KilnBuffer({ kiln: this, ptr: this.#malloc(length), length, freed: false }));
-  }
-
-  // --- for KilnBuffer (module-private by convention) ---
-  _bufferView(r, where) {
-    this.#liveBuffer(r, where);
-    if (this.#broken) throw stateError(`the WebAssembly module stopped earlier (${this.#broken}); call load() again`);
-    const h = this.#heap();
-    return new U8(h.buffer, h.byteOffset + r.ptr, r.length);
-  }
-
-  _bufferFree(r) {
-    if (r.freed) return;
-    r.freed = true;
-    if (!this.#broken) this.#m._free(r.ptr);
+    return this.#call(() => {
+      const record = { kiln: this, ptr: this.#malloc(length), length, freed: false };
+      // The record's two operations close over this instance's private
+      // state; nothing outside this file can call them with another record.
+      record.view = (where) => {
+        this.#liveBuffer(record, where);
+        if (this.#broken) throw stateError(`the WebAssembly module stopped earlier (${this.#broken}); call load() again`);
+        const h = this.#heap();
+        return new U8(h.buffer, h.byteOffset + record.ptr, record.length);
+      };
+      record.release = () => {
+        if (record.freed) return;
+        record.freed = true;
+        if (!this.#broken) this.#m._free(record.ptr);
+      };
+      Object.freeze(record.view);
+      Object.freeze(record.release);
+      return new KilnBuffer(MAKE_BUFFER, record);
+    });
   }
 
   validate(input, options) {

@@ -120,6 +120,31 @@ test("buffer: another instance's buffer, a Proxy of one and a look-alike are Typ
   }
 });
 
+test('buffer: the class reached through a buffer cannot make one (no forged address or length)', () => {
+  const mine = kiln.allocate(16);
+  try {
+    const Buffer = mine.constructor;
+    const forged = { kiln, ptr: 8, length: 64, freed: false };
+    assert.throws(() => new Buffer(forged), TypeError);
+    assert.throws(() => new Buffer(Symbol('KilnBuffer'), forged), TypeError);
+    class Sub extends Buffer {
+      constructor() {
+        super(undefined, forged);
+      }
+    }
+    assert.throws(() => new Sub(), TypeError);
+    // No method of the instance takes a record from outside either.
+    assert.deepEqual(
+      Object.getOwnPropertyNames(Object.getPrototypeOf(kiln)).filter((n) => /buffer/i.test(n)),
+      [],
+    );
+    mine.bytes().fill(0);
+    assert.deepEqual(kiln.validate(mine), kiln.validate(new Uint8Array(16)));
+  } finally {
+    mine.free();
+  }
+});
+
 test('buffer: allocate refuses lengths that are not integers in [0, 2^32-1]', () => {
   for (const bad of [-1, 1.5, 2 ** 32, Number.NaN, Infinity, '16', 16n, null, undefined]) {
     assert.throws(() => kiln.allocate(bad), RangeError, String(bad));

@@ -23,6 +23,7 @@ died while checking it); the scan always finishes. See docs/python.md.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import errno
 import io
 import logging
@@ -254,11 +255,19 @@ class _WorkerWatch:
         now = time.monotonic()
         if now - self._checked < 1.0:
             return False
+        # A look older than 2 s (results kept arriving in between, so nobody
+        # asked): its zero says nothing of now, the clock starts again.
+        if now - self._checked > 2.0:
+            self._since = None
         self._checked = now
-        try:
-            count = len(self._client.scheduler_info().get("workers", {}))
-        except Exception:  # noqa: BLE001 (the scheduler is gone too: no worker either)
-            count = 0
+        count = 0
+        # A client no longer running (its scheduler gone) keeps its last
+        # view of the workers: no worker can run a task for it.
+        if getattr(self._client, "status", "running") == "running":
+            try:
+                count = len(self._client.scheduler_info().get("workers", {}))
+            except Exception:  # noqa: BLE001 (the scheduler is gone too: no worker either)
+                count = 0
         if count:
             self._since = None
             return False
@@ -284,7 +293,7 @@ def _result_unless_lost(fut, watch: _WorkerWatch):
     while True:
         try:
             wait([fut], timeout=0.5)
-        except TimeoutError:  # asyncio's and distributed's are this one
+        except (TimeoutError, asyncio.TimeoutError):  # one class from Python 3.11 on
             pass
         if fut.done():
             return fut.result()
@@ -351,17 +360,25 @@ def scan(paths: Iterable[str], client=None, *, workers: Optional[int] = None,
                 on_row(row, done, len(targets))
 
         def submit_one(i: int, phase: str = "one"):
+            # A client that lost its scheduler cannot take a task: wait for it
+            # to reconnect, or for the watch to call the cluster lost.
+            while getattr(client, "status", "running") != "running":
+                if watch.lost():
+                    raise _ClusterLost()
+                time.sleep(0.1)
             attempts[i] = attempts.get(i, 0) + 1
             return client.submit(check_file, targets[i], options, pure=False,
                                  key=f"kiln-scan-{tag}-{phase}-{i}-{attempts[i]}")
 
         pending: Dict[object, List[int]] = {}
+        live: Dict[object, object] = {}  # the futures of pending, to cancel if the cluster is lost
         futures = []
         for start in range(0, len(targets), batch_size):
             idx = list(range(start, min(start + batch_size, len(targets))))
             fut = client.submit(check_batch, [targets[i] for i in idx], options, pure=False,
                                 key=f"kiln-scan-{tag}-batch-{start}")
             pending[fut.key] = idx
+            live[fut.key] = fut
             futures.append(fut)
         # Results are fetched as each task ends (with_results), while the
         # worker that holds them is most likely alive.
@@ -377,45 +394,63 @@ def scan(paths: Iterable[str], client=None, *, workers: Optional[int] = None,
                 if ready:
                     yield from ready
                 elif watch.lost():
-                    return
+                    last = seq.next_batch(block=False)  # one that came meanwhile
+                    if not last:
+                        return
+                    yield from last
                 else:
                     time.sleep(0.02)
 
-        for fut, result in completed():
-            idx = pending.pop(fut.key)
-            if fut.status != "finished":
-                # An erred future's result here is (type, exception, traceback).
-                e = (result if isinstance(result, BaseException) else
-                     result[1] if isinstance(result, tuple) and len(result) == 3 else
-                     RuntimeError(f"the task ended {fut.status}"))
-                if len(idx) > 1:  # find the file that failed: one task each
-                    for i in idx:
-                        single = submit_one(i)
-                        pending[single.key] = [i]
+        gave_up = False
+        try:
+            for fut, result in completed():
+                idx = pending.pop(fut.key)
+                live.pop(fut.key, None)
+                if fut.status != "finished":
+                    # An erred future's result here is (type, exception, traceback).
+                    e = (result if isinstance(result, BaseException) else
+                         result[1] if isinstance(result, tuple) and len(result) == 3 else
+                         RuntimeError(f"the task ended {fut.status}"))
+                    if len(idx) > 1:  # find the file that failed: one task each
+                        for i in idx:
+                            single = submit_one(i)
+                            pending[single.key] = [i]
+                            live[single.key] = single
+                            seq.add(single)
+                    elif _is_killed_worker(e):
+                        # Every task assigned to a dying worker ends so, not only
+                        # the one that killed it: checked again alone, below.
+                        suspects.append(idx[0])
+                    elif attempts.get(idx[0], 0) < _MAX_ATTEMPTS:  # a result lost with its worker
+                        single = submit_one(idx[0])
+                        pending[single.key] = idx
+                        live[single.key] = single
                         seq.add(single)
-                elif _is_killed_worker(e):
-                    # Every task assigned to a dying worker ends so, not only
-                    # the one that killed it: checked again alone, below.
-                    suspects.append(idx[0])
-                elif attempts.get(idx[0], 0) < _MAX_ATTEMPTS:  # a result lost with its worker...
-                    single = submit_one(idx[0])
-                    pending[single.key] = idx
-                    seq.add(single)
-                else:
-                    finish(idx[0], _row(targets[idx[0]], "error", 0,
-                                        message=_describe_task_failure(e)))
-                continue
-            for i, row in zip(idx, result if isinstance(result, list) else [result]):
-                finish(i, row)
+                    else:
+                        finish(idx[0], _row(targets[idx[0]], "error", 0,
+                                            message=_describe_task_failure(e)))
+                    continue
+                for i, row in zip(idx, result if isinstance(result, list) else [result]):
+                    finish(i, row)
+        except _ClusterLost:  # a task could not be resubmitted
+            gave_up = True
         # Alone on the cluster, a file whose task dies with its worker is the
         # file that kills it.
-        lost = bool(pending)  # the loop above gave up with tasks outstanding
+        lost = gave_up or bool(pending)  # the loop above gave up with tasks outstanding
+        # So that they do not run later on a client of the caller's (with no
+        # scheduler left there is nothing to cancel, and asking would wait).
+        if lost and getattr(client, "status", "running") == "running":
+            try:
+                client.cancel(list(live.values()))
+            except Exception:  # noqa: BLE001 (a lost scheduler: nothing left to cancel)
+                pass
+        live.clear()
         seq.clear()
         for i in suspects:
             attempts[i] = 0
             while not lost:
-                fut = submit_one(i, "alone")
                 try:
+                    fut = submit_one(i, "alone")
                     row = _result_unless_lost(fut, watch)
                 except _ClusterLost:
                     lost = True

@@ -297,6 +297,106 @@ def test_a_worker_that_dies_mid_task_is_that_files_error_row(corpus, reference, 
     assert kiln.scan.exit_status([killer]) == 2
 
 
+def _worker_sleeper(marker_dir):
+    """A worker plugin (sent by value) under which checking a file named
+    "slow*.klnt" first leaves a marker in marker_dir, then sleeps a minute."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class Sleeper(WorkerPlugin):
+        name = "kiln-test-sleeper"
+
+        def setup(self, worker):
+            import time as time_
+
+            import kiln.scan as scan
+
+            real = getattr(scan.check_file, "__wrapped__", scan.check_file)
+
+            def check_file(target, options=None):
+                base = os.path.basename(target)
+                if base.startswith("slow"):
+                    open(os.path.join(marker_dir, base), "w").close()
+                    time_.sleep(60)
+                return real(target, options)
+
+            check_file.__wrapped__ = real
+            scan.check_file = check_file
+
+    return Sleeper()
+
+
+def test_a_scheduler_killed_mid_scan_ends_it_with_error_rows(corpus, reference, tmp_path):
+    """The scheduler process dies (SIGKILL) while a file is being checked,
+    its worker still up: the client keeps its last view of the cluster (one
+    worker), but no task can run for it any more. The scan returns within
+    no_worker_timeout (and the client's reconnection attempts), any file
+    judged before with its verdict, the rest with error rows."""
+    import signal
+    import threading
+
+    names = sorted(reference)[:4]
+    targets = [str(corpus / n) for n in names]
+    slow = tmp_path / "slow.klnt"
+    slow.write_bytes((corpus / names[0]).read_bytes())
+    targets.append(str(slow))
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    info = tmp_path / "scheduler.json"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    sched = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                              "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                              "--scheduler-file", str(info)], **quiet)
+    worker = None
+    c = None
+    out = {}
+
+    def run():
+        try:
+            out["rows"] = kiln.scan.scan(targets, c, batch_size=1, no_worker_timeout=2)
+        except BaseException as e:  # noqa: BLE001 (reported by the assertions below)
+            out["error"] = e
+
+    try:
+        deadline = time.monotonic() + 60
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
+                                   "--scheduler-file", str(info), "--nthreads", "1",
+                                   "--no-dashboard", "--no-nanny"], **quiet)
+        c = distributed.Client(scheduler_file=str(info), timeout=30)
+        c.wait_for_workers(1, timeout=60)
+        c.register_worker_plugin(_worker_sleeper(str(markers)))
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        while not (markers / "slow.klnt").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert (markers / "slow.klnt").exists(), "the slow file's check never started"
+        assert len(c.scheduler_info()["workers"]) == 1
+        sched.send_signal(signal.SIGKILL)
+        t.join(timeout=120)
+        assert not t.is_alive(), "scan still waits after its scheduler died"
+    finally:
+        for p in (sched, worker):
+            if p is not None:
+                p.kill()
+                p.wait()
+        if c is not None:
+            c.close(timeout=5)
+    assert "error" not in out, out.get("error")
+    rows = out["rows"]
+    assert [r["file"] for r in rows] == targets
+    lost = "no worker on the cluster for 2 s"
+    for name, row in zip(names, rows):
+        if row["verdict"] == "error":  # not reached before the scheduler died
+            assert row["message"].startswith(lost), row
+        else:  # judged before: its verdict
+            assert_rows_match([row], {name: reference[name]}, os.path.basename)
+    assert rows[-1]["verdict"] == "error"
+    assert rows[-1]["message"].startswith(lost), rows[-1]
+
+
 def test_a_cluster_without_workers_ends_the_scan_with_error_rows(corpus, reference):
     """A scheduler with no worker (none joined, or every one died and none
     came back) cannot run a task: after no_worker_timeout seconds without a

@@ -107,10 +107,10 @@ CLI_TESTS = ["kiln_stream_cli_tests", "kiln_cli_race_tests", "kiln_cli_tests",
 # with hostile files, file objects and buffers (absent from a build without
 # pybind11, and then left out: its mutants are not measured).
 PYTHON_TESTS = "ctest:^python_pytest$=kiln_python,kiln"
-CAPI_PROGRAMS = ("ctest:^(capi_golden_|capi_block_map|capi_exports_only|"
+CAPI_PROGRAMS = ("ctest:^(capi_golden_|capi_block_map|capi_exports_only|capi_ranges$|"
                  "conformance_kiln_c_validate$)=kiln_capi_test_shared,"
                  "kiln_capi_test_static,kiln_capi_map_test,kiln_capi_map_json_test,"
-                 "kiln_c_validate,kiln_c_shared")
+                 "kiln_capi_ranges_test,kiln_c_validate,kiln_c_shared")
 FOLDERS = {
     "core": (["core/src/*.cc", "core/internal/kiln/internal/*.h", "core/include/kiln/rules.inc"],
              ["kiln_memory_tests", "kiln_tests"]),
@@ -230,10 +230,11 @@ def test_binary(build, name):
     """A GoogleTest binary of the build: build/tests/NAME, or the one
     build/tests/*/NAME (tests/capi puts its binaries in their own folder)."""
     direct = build / "tests" / name
-    if direct.exists():
-        return direct
-    nested = sorted((build / "tests").glob("*/" + name))
-    return nested[0] if nested else direct
+    found = ([direct] if direct.exists() else []) + sorted((build / "tests").glob("*/" + name))
+    if len(found) > 1:  # a stale copy beside the fresh one: which ran would be chance
+        raise SystemExit(f"mutate.py: more than one test binary named {name}: "
+                         + ", ".join(str(p) for p in found))
+    return found[0] if found else direct
 
 
 def tests_pass(build, tree, entries, timeouts):

@@ -185,6 +185,10 @@ class TestBinaries(unittest.TestCase):
             cmd = mutate.test_command(build, "kiln_tests:Writer*")
             self.assertEqual(cmd, [str(build / "tests" / "kiln_tests"), "--gtest_fail_fast",
                                    "--gtest_filter=Writer*"])
+            # Two of one name: an error, not a guess.
+            (build / "tests" / "capi" / "kiln_tests").write_bytes(b"")
+            with self.assertRaises(SystemExit):
+                mutate.test_command(build, "kiln_tests")
             # Missing everywhere: the plain path (the baseline run then stops the runner).
             self.assertEqual(mutate.test_command(build, "kiln_absent")[0],
                              str(build / "tests" / "kiln_absent"))

@@ -41,12 +41,15 @@ map::BlockMap MapOf(const Buffer& b) {
   return map::Describe(b, b.size(), &r.error());
 }
 
-Buffer Small() {
+// Tensors "ab" and "cd", the second at `second` in the payload region.
+Buffer TwoAt(std::uint64_t second) {
   BlockSpec spec;
   spec.tensors.push_back(Vec(2, "ab"));
-  spec.tensors.push_back(Vec(2, "cd", 64));
+  spec.tensors.push_back(Vec(2, "cd", second));
   return Build(spec);
 }
+
+Buffer Small() { return TwoAt(64); }
 
 Buffer Rejected() {
   Buffer b = Small();
@@ -56,12 +59,7 @@ Buffer Rejected() {
 
 // A 64 KiB gap beside 8-byte payloads: the smallest region is far below a
 // pixel of a 1000-wide bar.
-Buffer Logarithmic() {
-  BlockSpec spec;
-  spec.tensors.push_back(Vec(2, "ab"));
-  spec.tensors.push_back(Vec(2, "cd", 65536));
-  return Build(spec);
-}
+Buffer Logarithmic() { return TwoAt(65536); }
 
 Buffer BadMagic() {
   Buffer b = Small();

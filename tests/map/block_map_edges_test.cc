@@ -181,6 +181,22 @@ TEST(BlockMapEdges, ATensorPastThePayloadRegionIsNotDrawnPastIt) {
   for (const Region& reg : m.regions) EXPECT_LE(reg.end, b.size()) << reg.label;
 }
 
+// The only tensor past the payload region (a C caller's invalid block): the
+// walk's gap up to it and its range are both outside the region and
+// dropped; the payload region is one gap from payload_base, no hole.
+TEST(BlockMapEdges, TheOnlyTensorPastThePayloadRegionLeavesOneGap) {
+  BlockSpec spec;
+  spec.tensors.push_back(Vec(2, ""));
+  Buffer b = Build(spec);
+  Put(b, Desc(0, kOffset), 128, 8);
+  ASSERT_FALSE(Parse(b).ok());
+  const BlockMap m = map::Describe(b, b.size(), nullptr);
+  ExpectContiguousTo(m, b.size());
+  const Region* gap = FindKind(m, RegionKind::kGap);
+  ASSERT_NE(gap, nullptr);
+  EXPECT_EQ(gap->begin, PayloadBase(b));
+}
+
 // An unnamed block whose bytes end where its descriptor table ends (no heap)
 // still has its payloads drawn per tensor.
 TEST(BlockMapEdges, APrefixEndingAtTheDescriptorTableDrawsEachPayload) {

@@ -140,6 +140,97 @@ TEST(BlockMapSvg, TheMarkStandsAtItsByte) {
   EXPECT_NEAR(std::stod(x[1]), want, 0.01);
 }
 
+// A region below a pixel of the logarithmic bar still gets one: 300 named
+// one-byte tensors beside a 64 KiB gap make the bar's sum of log2 widths
+// far above 1000.
+TEST(BlockMapSvg, ARegionBelowAPixelGetsOne) {
+  BlockSpec spec;
+  for (int i = 0; i < 300; ++i) {
+    TensorSpec t;
+    t.dtype = 2;  // u8
+    t.shape = {1};
+    t.name = "t";  // not "t" + to_string(i): GCC 12's false -Wrestrict
+    t.name += std::to_string(i);
+    spec.tensors.push_back(t);
+  }
+  spec.tensors.back().byte_offset = 65536;
+  const Buffer b = Build(spec);
+  const map::BlockMap m = MapOf(b);
+  const std::string svg = map::Svg(m, "t");
+  ASSERT_NE(svg.find("scaled sections"), std::string::npos);
+  const std::vector<Rect> rects = Rects(svg);
+  double sum = 0;
+  for (const Rect& r : rects) sum += std::log2(1 + static_cast<double>(r.end - r.begin));
+  double end = 10;
+  bool clamped = false;
+  for (const Rect& r : rects) {
+    const double w = 1000.0 * std::log2(1 + static_cast<double>(r.end - r.begin)) / sum;
+    clamped = clamped || w < 1;
+    EXPECT_NEAR(r.width, std::max(1.0, w), 0.01) << r.begin;
+    EXPECT_NEAR(r.x, end, 0.05) << r.begin;
+    end += std::max(1.0, w);
+  }
+  EXPECT_TRUE(clamped) << "no region fell below a pixel";
+}
+
+// To scale exactly when the smallest region is one pixel of 1000 or more:
+// a 64,000-byte block whose smallest region is its 64-byte header is drawn
+// to scale; one byte more and it is not.
+TEST(BlockMapSvg, OnePixelIsEnoughToBeDrawnToScale) {
+  for (const std::uint64_t size : {64000u, 64064u}) {
+    BlockSpec spec;
+    TensorSpec t;
+    t.dtype = 2;  // u8, one tensor covering the payload: no gap
+    t.shape = {size - 192};
+    spec.tensors.push_back(t);
+    const Buffer b = Build(spec);
+    ASSERT_EQ(b.size(), size);
+    const std::string svg = map::Svg(MapOf(b), "t");
+    EXPECT_EQ(svg.find("drawn to scale") != std::string::npos, size == 64000u) << size;
+  }
+}
+
+// On a logarithmic bar x is not linear in the offset: the mark stands in
+// its own region, at its byte's fraction of it.
+TEST(BlockMapSvg, TheMarkStandsAtItsByteOnALogarithmicBar) {
+  Buffer b = Logarithmic();
+  Put(b, Desc(1, kLength), 12, 8);  // D7
+  const map::BlockMap m = MapOf(b);
+  ASSERT_TRUE(m.mark);
+  const std::string svg = map::Svg(m, "t");
+  ASSERT_NE(svg.find("scaled sections"), std::string::npos);
+  double want = -1;
+  for (const Rect& r : Rects(svg)) {
+    if (r.begin <= m.mark->offset && m.mark->offset < r.end) {
+      want = r.x + r.width * static_cast<double>(m.mark->offset - r.begin) /
+                       static_cast<double>(r.end - r.begin);
+    }
+  }
+  std::smatch x;
+  ASSERT_TRUE(
+      std::regex_search(svg, x, std::regex("<g id=\"mark\"[^>]*>.*?<line x1=\"([0-9.]+)\"")));
+  EXPECT_NEAR(std::stod(x[1]), want, 0.01);
+}
+
+// A verdict handed over by a caller (the C ABI takes one) may name a byte
+// past every region: the mark is drawn at the bar's end, nothing is read
+// past the regions.
+TEST(BlockMapSvg, AMarkPastEveryRegionStandsAtTheBarsEnd) {
+  const Buffer b = Small();
+  const Result<Directory> bad = Parse(Rejected());
+  ASSERT_FALSE(bad.ok());
+  Error far = bad.error();
+  far.offset = 1'000'000;
+  const map::BlockMap m = map::Describe(b, b.size(), &far);
+  const std::string svg = map::Svg(m, "t");
+  const std::vector<Rect> rects = Rects(svg);
+  ASSERT_FALSE(rects.empty());
+  std::smatch x;
+  ASSERT_TRUE(
+      std::regex_search(svg, x, std::regex("<g id=\"mark\"[^>]*>.*?<line x1=\"([0-9.]+)\"")));
+  EXPECT_NEAR(std::stod(x[1]), rects.back().x + rects.back().width, 0.01);
+}
+
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;

@@ -188,14 +188,15 @@ StreamOutcome ReadStream(int fd, StreamValidator& v, const StreamSink& sink, std
       v.Finish();
       break;
     }
-    // Give the CPU back once per read. Without it the loop re-enters read()
-    // on the pipe it has just drained, sleeps, and every write of the
-    // producer must wake it: measured on a 2-core VM with a producer that
-    // writes 8 KiB at a time, 46,000 sleeps per GiB and 55% of `cat`'s
-    // throughput, against about 300 sleeps and the same speed as `cat`
-    // (which spends that moment in its write()) with the yield.
+    // A short read drained the pipe: give the CPU back once before the next.
+    // Without it the loop re-enters read() on the empty pipe, sleeps, and
+    // every write of the producer must wake it: measured on a 2-core VM with
+    // a producer that writes 8 KiB at a time, 46,000 sleeps per GiB and 55%
+    // of `cat`'s throughput, against about 300 sleeps and the same speed as
+    // `cat` (which spends that moment in its write()) with the yield. A full
+    // read (a file on standard input) has more waiting: no yield.
     // docs/performance.md, "A producer that writes 8 KiB at a time".
-    ::sched_yield();
+    if (static_cast<std::size_t>(got) < n) ::sched_yield();
     const std::span<const std::uint8_t> chunk(buf.get(), static_cast<std::size_t>(got));
     if (v.Feed(chunk) == StreamStatus::kRejected) break;
     if (!sink(chunk.first(v.used()))) {

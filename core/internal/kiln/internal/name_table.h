@@ -46,7 +46,7 @@ namespace kiln::internal {
   // Each term is below 2^32, 2^32 and 2^64 - 2^33 + 1: the sum cannot wrap.
   const std::uint64_t cross = (lo_lo >> 32) + (hi_lo & kLow) + lo_hi;
   const std::uint64_t high = hi_hi + (hi_lo >> 32) + (cross >> 32);
-  const std::uint64_t low = (cross << 32) | (lo_lo & kLow);
+  const std::uint64_t low = ((cross & kLow) << 32) | (lo_lo & kLow);  // no bit shifted out
   return low ^ high;
 }
 

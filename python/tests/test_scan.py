@@ -217,44 +217,53 @@ def test_vanished_and_special_files_are_error_rows(corpus, tmp_path, client):
     assert kiln.scan.exit_status(rows) == 2
 
 
-def _worker_killer(marker_dir):
-    """A worker plugin (defined here so that cloudpickle sends it by value)
-    that stands for a file whose check kills the process checking it, as a
-    native crash or the kernel's OOM killer would: on every worker, present
-    and future (the nanny restarts a killed one), kiln.scan.check_file is
-    wrapped so that a target named "killer*.klnt" SIGKILLs its worker, and
-    one named "once*.klnt" does so the first time only (a marker file in
-    marker_dir remembers it across the restarted processes)."""
+def _check_file_plugin(plugin_name, before):
+    """A worker plugin (its class made here, so that cloudpickle sends it by
+    value) that wraps kiln.scan.check_file on every worker, present and
+    future (the nanny restarts a killed one): before(basename) runs ahead of
+    each check."""
     from distributed.diagnostics.plugin import WorkerPlugin
 
-    class Killer(WorkerPlugin):
-        name = "kiln-test-killer"
+    class Wrap(WorkerPlugin):
+        name = plugin_name
 
         def setup(self, worker):
-            import signal
-
             import kiln.scan as scan
 
             real = getattr(scan.check_file, "__wrapped__", scan.check_file)
 
             def check_file(target, options=None):
-                base = os.path.basename(target)
-                if base.startswith("killer"):
-                    os.kill(os.getpid(), signal.SIGKILL)
-                if base.startswith("once"):
-                    try:
-                        os.close(os.open(os.path.join(marker_dir, base),
-                                         os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-                    except FileExistsError:
-                        pass
-                    else:
-                        os.kill(os.getpid(), signal.SIGKILL)
+                before(os.path.basename(target))
                 return real(target, options)
 
             check_file.__wrapped__ = real
             scan.check_file = check_file
 
-    return Killer()
+    return Wrap()
+
+
+def _worker_killer(marker_dir):
+    """Stands for a file whose check kills the process checking it, as a
+    native crash or the kernel's OOM killer would: a target named
+    "killer*.klnt" SIGKILLs its worker, and one named "once*.klnt" does so
+    the first time only (a marker file in marker_dir remembers it across
+    the restarted processes)."""
+
+    def before(base):
+        import signal
+
+        if base.startswith("killer"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        if base.startswith("once"):
+            try:
+                os.close(os.open(os.path.join(marker_dir, base),
+                                 os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    return _check_file_plugin("kiln-test-killer", before)
 
 
 def test_a_worker_that_dies_mid_task_is_that_files_error_row(corpus, reference, tmp_path):
@@ -298,31 +307,15 @@ def test_a_worker_that_dies_mid_task_is_that_files_error_row(corpus, reference, 
 
 
 def _worker_sleeper(marker_dir):
-    """A worker plugin (sent by value) under which checking a file named
-    "slow*.klnt" first leaves a marker in marker_dir, then sleeps a minute."""
-    from distributed.diagnostics.plugin import WorkerPlugin
+    """Checking a file named "slow*.klnt" first leaves a marker in
+    marker_dir, then sleeps a minute."""
 
-    class Sleeper(WorkerPlugin):
-        name = "kiln-test-sleeper"
+    def before(base):
+        if base.startswith("slow"):
+            open(os.path.join(marker_dir, base), "w").close()
+            time.sleep(60)
 
-        def setup(self, worker):
-            import time as time_
-
-            import kiln.scan as scan
-
-            real = getattr(scan.check_file, "__wrapped__", scan.check_file)
-
-            def check_file(target, options=None):
-                base = os.path.basename(target)
-                if base.startswith("slow"):
-                    open(os.path.join(marker_dir, base), "w").close()
-                    time_.sleep(60)
-                return real(target, options)
-
-            check_file.__wrapped__ = real
-            scan.check_file = check_file
-
-    return Sleeper()
+    return _check_file_plugin("kiln-test-sleeper", before)
 
 
 def test_a_scheduler_killed_mid_scan_ends_it_with_error_rows(corpus, reference, tmp_path):

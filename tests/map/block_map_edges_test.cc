@@ -15,6 +15,7 @@
 #include "kiln/block_map.h"
 #include "kiln/directory.h"
 #include "kiln/random_access.h"
+#include "map/blocks.h"
 #include "support/block_builder.h"
 
 namespace kiln::testing {
@@ -23,15 +24,6 @@ namespace {
 using map::BlockMap;
 using map::Region;
 using map::RegionKind;
-
-TensorSpec Vec(std::uint64_t n, std::string name,
-               std::optional<std::uint64_t> byte_offset = std::nullopt) {
-  TensorSpec t;
-  t.shape = {n};
-  t.name = std::move(name);
-  t.byte_offset = byte_offset;
-  return t;
-}
 
 void ExpectContiguousTo(const BlockMap& m, std::uint64_t end) {
   ASSERT_FALSE(m.regions.empty());

@@ -21,25 +21,11 @@
 #include "kiln/block_map.h"
 #include "kiln/block_map_svg.h"
 #include "kiln/directory.h"
+#include "map/blocks.h"
 #include "support/block_builder.h"
 
 namespace kiln::testing {
 namespace {
-
-TensorSpec Vec(std::uint64_t n, std::string name,
-               std::optional<std::uint64_t> byte_offset = std::nullopt) {
-  TensorSpec t;
-  t.shape = {n};
-  t.name = std::move(name);
-  t.byte_offset = byte_offset;
-  return t;
-}
-
-map::BlockMap MapOf(const Buffer& b) {
-  const Result<Directory> r = Parse(b);
-  if (r.ok()) return map::Describe(r.value(), b.size());
-  return map::Describe(b, b.size(), &r.error());
-}
 
 // Tensors "ab" and "cd", the second at `second` in the payload region.
 Buffer TwoAt(std::uint64_t second) {
@@ -145,12 +131,11 @@ TEST(BlockMapSvg, TheMarkStandsAtItsByte) {
 // far above 1000.
 TEST(BlockMapSvg, ARegionBelowAPixelGetsOne) {
   BlockSpec spec;
-  for (int i = 0; i < 300; ++i) {
+  for (std::uint32_t i = 0; i < 300; ++i) {
     TensorSpec t;
     t.dtype = 2;  // u8
     t.shape = {1};
-    t.name = "t";  // not "t" + to_string(i): GCC 12's false -Wrestrict
-    t.name += std::to_string(i);
+    t.name = NameT(i);
     spec.tensors.push_back(t);
   }
   spec.tensors.back().byte_offset = 65536;

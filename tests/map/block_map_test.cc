@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kiln/directory.h"
+#include "map/blocks.h"
 #include "support/block_builder.h"
 #include "support/golden.h"
 
@@ -35,22 +36,6 @@ std::vector<RegionKind> Kinds(const BlockMap& m) {
   std::vector<RegionKind> k;
   for (const Region& r : m.regions) k.push_back(r.kind);
   return k;
-}
-
-// An f32 vector of `n` elements named `name` (empty: unnamed).
-TensorSpec Vec(std::uint64_t n, std::string name,
-               std::optional<std::uint64_t> byte_offset = std::nullopt) {
-  TensorSpec t;
-  t.shape = {n};
-  t.name = std::move(name);
-  t.byte_offset = byte_offset;
-  return t;
-}
-
-BlockMap MapOf(const Buffer& b) {
-  const Result<Directory> r = Parse(b);
-  if (r.ok()) return map::Describe(r.value(), b.size());
-  return map::Describe(b, b.size(), &r.error());
 }
 
 TEST(BlockMap, ValidBlockHasEveryRegionInOrder) {
@@ -182,7 +167,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, Rejected, ::testing::ValuesIn(RejectedCases()),
 TEST(BlockMap, ManyTensorsAreSummarised) {
   BlockSpec spec;
   for (std::uint32_t i = 0; i < map::kMaxItemRegions + 5; ++i) {
-    spec.tensors.push_back(Vec(0, "t" + std::to_string(i)));
+    spec.tensors.push_back(Vec(0, NameT(i)));
   }
   const Buffer b = Build(spec);
   const BlockMap m = MapOf(b);
@@ -198,7 +183,7 @@ TEST(BlockMap, EachTensorHasItsRegionsUpToTheLimit) {
   for (const std::uint32_t n :
        {map::kMaxItemRegions - 1, map::kMaxItemRegions, map::kMaxItemRegions + 1}) {
     BlockSpec spec;
-    for (std::uint32_t i = 0; i < n; ++i) spec.tensors.push_back(Vec(1, "t" + std::to_string(i)));
+    for (std::uint32_t i = 0; i < n; ++i) spec.tensors.push_back(Vec(1, NameT(i)));
     const Buffer b = Build(spec);
     ASSERT_TRUE(Parse(b).ok()) << n;
     const BlockMap m = MapOf(b);

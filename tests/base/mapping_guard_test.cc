@@ -52,6 +52,8 @@ enum Step : int {
   kNotTruncated = 15,
   kTailNotZero = 16,
   kCutNotReported = 17,
+  kCutBeforeTruncation = 18,
+  kAnyCutNotReported = 19,
 };
 
 int FillTheTableThenCutTheLastMapping(const std::string& path) {
@@ -90,9 +92,10 @@ int FillTheTableThenCutTheLastMapping(const std::string& path) {
   return kAllHeld;
 }
 
-TEST(MappingGuard, EverySlotOfAFullTableGuardsItsMapping) {
-  testing::ScratchDir tmp;
-  const std::string path = tmp / "input";
+// Writes a file of four pages of 0x5a at `path`, then runs `step(path)` in
+// a child process (a SIGBUS there fails the test instead of ending the test
+// binary) and checks that every step held.
+void InChildOnAFourPageFile(const std::string& path, int (*step)(const std::string&)) {
   {
     const std::string bytes(4 * PageSize(), '\x5a');
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -102,15 +105,40 @@ TEST(MappingGuard, EverySlotOfAFullTableGuardsItsMapping) {
   }
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
-  if (pid == 0) ::_exit(FillTheTableThenCutTheLastMapping(path));
+  if (pid == 0) ::_exit(step(path));
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ASSERT_FALSE(WIFSIGNALED(status))
       << "killed by signal " << WTERMSIG(status)
-      << (WTERMSIG(status) == SIGBUS ? " (SIGBUS: the last mapping of a full table is unguarded)"
-                                     : "");
+      << (WTERMSIG(status) == SIGBUS ? " (SIGBUS: a mapping was unguarded)" : "");
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), kAllHeld) << "the step that failed (enum Step)";
+}
+
+TEST(MappingGuard, EverySlotOfAFullTableGuardsItsMapping) {
+  testing::ScratchDir tmp;
+  InChildOnAFourPageFile(tmp / "input", FillTheTableThenCutTheLastMapping);
+}
+
+// A program that maps its inputs without the process-wide handler (a
+// library caller: no InstallBusGuard) asks AnyMappingCut before it commits:
+// it must see a cut that only the file's size tells (inside the last page,
+// no SIGBUS), whichever slot the mapping holds, the first included. In a
+// fresh child whose table is empty, so that the input takes slot 0.
+int CutBySizeIsSeenByAnyMappingCut(const std::string& path) {
+  const base::MappedInput input(path, FirstByte);
+  if (!input.ok() || input.bytes().size() != 4 * PageSize()) return kInputFailed;
+  if (base::AnyMappingCut()) return kCutBeforeTruncation;
+  // Another process drops the last byte: the page is still mapped.
+  if (::truncate(path.c_str(), static_cast<off_t>(4 * PageSize() - 1)) != 0) return kNotTruncated;
+  if (!base::AnyMappingCut()) return kAnyCutNotReported;
+  if (!input.cut()) return kCutNotReported;
+  return kAllHeld;
+}
+
+TEST(MappingGuard, ACutOnlyTheSizeTellsIsSeenByAnyMappingCut) {
+  testing::ScratchDir tmp;
+  InChildOnAFourPageFile(tmp / "input", CutBySizeIsSeenByAnyMappingCut);
 }
 
 // Whether /proc/self/maps lists a mapping of the file at `path`.

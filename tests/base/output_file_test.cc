@@ -5,10 +5,8 @@
 // which must leave the target and nothing else, and refuse an existing
 // target the same way. The missing support is simulated with a seccomp
 // filter (renameat2 fails with ENOSYS) in a child process.
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include <unistd.h>
@@ -25,25 +23,13 @@
 
 #include "gtest/gtest.h"
 #include "kiln/base/output_file.h"
+#include "support/syscall_fault.h"
 #include "support/temp_dir.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-
-// renameat2 fails with ENOSYS from here on, in this process only.
-bool WithoutRenameat2() {
-  sock_filter filter[] = {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_renameat2, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
-  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
-}
 
 std::set<std::string> Names(const fs::path& dir) {
   std::set<std::string> out;
@@ -54,7 +40,7 @@ std::set<std::string> Names(const fs::path& dir) {
 // The child's exit status says which step failed (0: all held; 77: no
 // seccomp here).
 int Child(const fs::path& dir) {
-  if (!WithoutRenameat2()) return 77;
+  if (!testing::FailRenameat2(ENOSYS)) return 77;
   const std::string target = (dir / "out").string();
   const std::uint8_t bytes[3] = {1, 2, 3};
   {
@@ -145,6 +131,37 @@ TEST(OutputFile, SignalAfterTheCommitDoesNotEndTheProgram) {
     EXPECT_EQ(Names(tmp.path()),
               commit_first ? std::set<std::string>{"out"} : std::set<std::string>{});
   }
+}
+
+// A library caller whose standard input is closed: the temporary file is
+// opened as descriptor 0. A write that fails (the bytes to write are not
+// readable: a mapped input cut short) closes it and removes the temporary,
+// as on any other descriptor. The child's exit status names the step that
+// failed.
+int WriteFailsOnDescriptorZero(const fs::path& dir) {
+  if (::close(0) != 0) return 1;
+  const fs::path target = dir / "out";
+  base::OutputFile f(target.string());
+  if (!f.ok()) return 2;
+  if (::fcntl(0, F_GETFD) == -1) return 3;  // the temporary is not descriptor 0
+  void* const unreadable = ::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (unreadable == MAP_FAILED) return 4;
+  if (f.Write({static_cast<const std::uint8_t*>(unreadable), 4096})) return 5;
+  if (f.error_number() != EFAULT) return 6;
+  if (::fcntl(0, F_GETFD) != -1 || errno != EBADF) return 7;  // still open
+  if (!Names(dir).empty()) return 8;
+  return 0;
+}
+
+TEST(OutputFile, FailingWriteClosesDescriptorZero) {
+  kiln::testing::ScratchDir tmp;
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) ::_exit(WriteFailsOnDescriptorZero(tmp.path()));
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "step " << WEXITSTATUS(status) << " failed";
 }
 
 }  // namespace

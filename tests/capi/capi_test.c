@@ -218,6 +218,15 @@ static void walk(const expected *e, const uint8_t *data, size_t size, const kiln
       CHECK(t.shape[k] == 0, "%s: tensor %lu: shape slot %lu", e->name, (unsigned long)i,
             (unsigned long)k);
     }
+    {
+      /* Every dimension is there: their product is the element count (the
+       * parser's own, checked against 2^64 by D5). */
+      uint64_t product = 1;
+      for (k = 0; k < t.rank && k < KILN_MAX_RANK; ++k) product *= t.shape[k];
+      CHECK(product == t.element_count, "%s: tensor %lu: shape product %llu, element_count %llu",
+            e->name, (unsigned long)i, (unsigned long long)product,
+            (unsigned long long)t.element_count);
+    }
     CHECK(t.byte_offset + t.byte_length <= h.payload_bytes, "%s: tensor %lu: range", e->name,
           (unsigned long)i);
     CHECK(t.block_offset == h.payload_base + t.byte_offset, "%s: tensor %lu: block_offset", e->name,
@@ -459,6 +468,7 @@ static void bad_arguments(const char *golden) {
     CHECK(kiln_stream_bytes_to_checkpoint(s, &bytes) == KILN_OK && bytes == 64,
           "bytes_to_checkpoint at 0: %llu", (unsigned long long)bytes);
     CHECK(kiln_stream_feed(s, NULL, 3, &used) == KILN_BAD_ARGUMENT && used == 0, "feed(NULL, 3)");
+    CHECK(kiln_stream_feed(s, NULL, 1, &used) == KILN_BAD_ARGUMENT && used == 0, "feed(NULL, 1)");
     CHECK(consumed(s) == 0, "a bad feed took bytes");
     CHECK(kiln_stream_feed(s, NULL, 0, &used) == KILN_NEED_MORE && used == 0, "feed(NULL, 0)");
     CHECK(kiln_stream_feed(s, data, 64, &used) == KILN_NEED_MORE && used == 64, "feed 64");
@@ -584,6 +594,44 @@ static void bad_arguments(const char *golden) {
   free(data);
 }
 
+/* The edges a caller meets first: one byte of input (not the same as none),
+ * a verdict with no kiln_error to fill, and kiln_escape of one byte and
+ * into a buffer of one. */
+static void short_inputs(void) {
+  static const uint8_t k = 'K';
+  static const uint8_t esc = 0x1b;
+  kiln_error error;
+  kiln_directory *d = NULL;
+  kiln_stream *s = NULL;
+  char out[16];
+  size_t n = 99;
+  error.struct_size = sizeof error;
+  CHECK(kiln_validate(&k, 1, NULL, &error) == KILN_INVALID && strcmp(error.rule, "H1") == 0 &&
+            strstr(error.message, "holds 1 bytes (4b)") != NULL,
+        "validate one byte: %s", error.message);
+  CHECK(kiln_parse(&k, 1, NULL, &d, &error) == KILN_INVALID && d == NULL &&
+            strstr(error.message, "holds 1 bytes (4b)") != NULL,
+        "parse one byte: %s", error.message);
+  CHECK(kiln_validate(&k, 1, NULL, NULL) == KILN_INVALID, "validate, error NULL");
+  CHECK(kiln_parse(&k, 1, NULL, &d, NULL) == KILN_INVALID && d == NULL, "parse, error NULL");
+  if (kiln_stream_new(NULL, &s, NULL) == KILN_OK) {
+    CHECK(kiln_stream_feed(s, &k, 1, NULL) == KILN_NEED_MORE, "stream one byte");
+    CHECK(kiln_stream_finish(s) == KILN_INVALID && kiln_stream_error(s, &error) == KILN_INVALID &&
+              strstr(error.message, "holds 1 bytes (4b)") != NULL,
+          "stream one byte: %s", error.message);
+    kiln_stream_free(s);
+  } else {
+    CHECK(0, "kiln_stream_new");
+  }
+  CHECK(kiln_escape(&k, 1, out, sizeof out, &n) == KILN_OK && n == 1 && strcmp(out, "K") == 0,
+        "escape one byte: \"%s\" (%lu)", out, (unsigned long)n);
+  CHECK(kiln_escape(&esc, 1, out, sizeof out, &n) == KILN_OK && n == 4 && strcmp(out, "\\x1b") == 0,
+        "escape ESC: \"%s\" (%lu)", out, (unsigned long)n);
+  memset(out, 'Z', sizeof out);
+  CHECK(kiln_escape(&k, 1, out, 1, &n) == KILN_BUFFER_TOO_SMALL && n == 1 && out[0] == '\0',
+        "escape into one byte: %d, %lu", out[0], (unsigned long)n);
+}
+
 int main(int argc, char **argv) {
   char path[4096];
   char line[4096];
@@ -609,6 +657,7 @@ int main(int argc, char **argv) {
   fclose(manifest);
   CHECK(cases == 165, "%d golden cases read, want 165", cases);
   bad_arguments(argv[1]);
+  short_inputs();
   printf("capi_test: %d cases, %d checks, %d failures\n", cases, checks, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -4,13 +4,19 @@
 #include "staged_dir.h"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>  // RENAME_EXCHANGE
+#include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "formats/test_util.h"
 #include "gtest/gtest.h"
+#include "support/syscall_fault.h"
 
 namespace kiln::testing_formats {
 namespace {
@@ -53,6 +59,52 @@ TEST(InspectTarget, UnreadableDirectoryIsAnError) {
   EXPECT_EQ(cli::InspectTarget(target, &why), cli::TargetState::kError);
   EXPECT_NE(why.find("ermission denied"), std::string::npos) << why;
   fs::permissions(target, fs::perms::owner_all);
+}
+
+// --force over an existing directory where the exchange cannot be made.
+// The file system or kernel says it does not support RENAME_EXCHANGE
+// (EINVAL, ENOSYS, ENOTSUP): the old directory is moved aside, the new one
+// put in place, the old one removed. Any other failure (EPERM here) is an
+// error, with the old directory left in place and nothing else left behind.
+// In a child, whose renameat2(RENAME_EXCHANGE) fails with that errno
+// (seccomp). Its exit status names the step that failed (77: no seccomp).
+int SwapWhereTheExchangeFails(const std::string& dir, int error) {
+  if (!kiln::testing::FailRenameat2(error, RENAME_EXCHANGE)) return 77;
+  const std::string target = dir + "/out";
+  fs::create_directory(target);
+  WriteBytes(target + "/old", {1});
+  const bool unsupported = error != EPERM;
+  {
+    cli::StagedDirectory staged(target);
+    if (!staged.ok()) return 1;
+    const int fd = ::openat(staged.fd(), "new", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return 2;
+    ::close(fd);
+    const bool committed = staged.Commit(true);
+    if (committed != unsupported) return 3;
+    if (!unsupported && staged.error() != "rename into place: Operation not permitted") return 4;
+  }
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  if (names != std::vector<std::string>{"out"}) return 5;  // nothing at a temporary name
+  const bool has_new = fs::exists(target + "/new");
+  const bool has_old = fs::exists(target + "/old");
+  if (has_new != unsupported || has_old == unsupported) return 6;
+  return 0;
+}
+
+TEST(StagedDirectory, ForceWhereTheExchangeIsUnsupportedFallsBackOtherFailuresDoNot) {
+  for (const int error : {EINVAL, ENOSYS, ENOTSUP, EPERM}) {
+    TempDir tmp;
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) ::_exit(SwapWhereTheExchangeFails(tmp.path(), error));
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+    if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "seccomp filters are not allowed here";
+    EXPECT_EQ(WEXITSTATUS(status), 0) << std::strerror(error) << ": step " << WEXITSTATUS(status);
+  }
 }
 
 }  // namespace

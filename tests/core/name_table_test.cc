@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -17,6 +18,7 @@
 #include "kiln/internal/name_table.h"
 #include "kiln/internal/rules.h"
 #include "support/block_builder.h"
+#include "support/colliding_names.h"
 
 namespace kiln {
 namespace {
@@ -206,6 +208,49 @@ TEST(NameTable, OverlappingNamesAreN3AtTheFirstThatDoesNotFollowOn) {
   EXPECT_EQ(r.error().rule, Rule::N3);
   EXPECT_EQ(r.error().tensor, 1u);
   EXPECT_EQ(r.error().offset, testing::Desc(1, testing::kNameOff));
+}
+
+// 256 crafted names whose probes all start in one group: the table runs
+// past its probe budget (shown below by filling a table as Parse does), so
+// N5 is left to the sorting fallback, which must still accept the distinct
+// names and find a repeat that the table never saw (tensor 255 repeating
+// tensor 200, both past the point where the table gave up).
+TEST(NameTable, CraftedCollisionsPastTheProbeBudgetStillDecideN5) {
+  constexpr std::uint32_t kN = 256;
+  const std::vector<std::string> names = testing::CollidingNames(kN, kN);
+  BlockSpec spec;
+  for (const std::string& name : names) {
+    TensorSpec t;
+    t.name = name;
+    spec.tensors.push_back(t);
+  }
+  const Buffer distinct = testing::Build(spec);
+  const Result<HeaderInfo> h = ReadHeader(distinct);
+  ASSERT_TRUE(h.ok());
+  std::vector<std::uint32_t> words(ScratchWords(kN));
+  internal::NameTable table(distinct, h.value(), words, internal::DefaultProbeBudget(kN));
+  std::uint32_t gave_up_at = kN;
+  for (std::uint32_t i = 0; i < kN && gave_up_at == kN; ++i) {
+    const std::string_view name = internal::NameOf(distinct, h.value(), i);
+    const auto off = static_cast<std::size_t>(reinterpret_cast<const std::uint8_t*>(name.data()) -
+                                              distinct.data());
+    std::uint32_t first = 0;
+    const auto added = table.Add(i, off, name.size(), &first);
+    ASSERT_NE(added, internal::NameTable::Added::kRepeat) << i;
+    if (added == internal::NameTable::Added::kOverBudget) gave_up_at = i;
+  }
+  ASSERT_LT(gave_up_at, 200u) << "the crafted names did not exhaust the probe budget";
+
+  const Result<Directory> ok = Parse(distinct);
+  EXPECT_TRUE(ok.ok()) << ok.error().ToString();
+
+  spec.tensors[kN - 1].name = names[200];
+  const Result<Directory> r = Parse(testing::Build(spec));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(RuleName(r.error().rule), "N5") << r.error().ToString();
+  EXPECT_EQ(r.error().tensor, kN - 1);
+  EXPECT_NE(r.error().message.find("repeats the name of tensor 200"), std::string::npos)
+      << r.error().message;
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 // one defect the row names, and the class, rule, byte offset and tensor the
 // parser must report. The expected class is written out in each row rather
 // than taken from the rule list, so a wrong class in rules.inc fails here.
+#include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "kiln/directory.h"
@@ -340,6 +342,35 @@ TEST_P(RuleTest, ReportsTheRule) {
 
 INSTANTIATE_TEST_SUITE_P(Rules, RuleTest, ::testing::ValuesIn(Rows()),
                          [](const ::testing::TestParamInfo<Row>& info) { return info.param.name; });
+
+// D3 names the first nonzero reserved byte and its value, wherever it lies
+// in the eight-byte words the descriptor's reserved bytes are read as: the
+// byte 3, then each of 112..127 holding a value of its own (0x5a at 123,
+// the fourth byte of the second word), and a later nonzero byte in the same
+// word not reported before an earlier one.
+TEST(RuleMessages, D3NamesTheFirstNonzeroReservedByteAndItsValue) {
+  std::vector<std::size_t> bytes = {3};
+  for (std::size_t k = 112; k < 128; ++k) bytes.push_back(k);
+  for (const std::size_t k : bytes) {
+    const auto value = static_cast<std::uint8_t>(k == 123 ? 0x5a : 0x80 | (k & 0x7f));
+    Buffer b = Build(One());
+    b[Desc(0, k)] = value;
+    const Result<Directory> r = Parse(b);
+    ASSERT_FALSE(r.ok()) << k;
+    char want[64];
+    std::snprintf(want, sizeof want, "reserved descriptor byte %zu is 0x%02x", k, value);
+    EXPECT_EQ(RuleName(r.error().rule), "D3") << k;
+    EXPECT_EQ(r.error().offset, Desc(0, k)) << k;
+    EXPECT_EQ(r.error().message, want) << k;
+  }
+  Buffer b = Build(One());
+  b[Desc(0, 126)] = 0x01;
+  b[Desc(0, 123)] = 0x5a;
+  const Result<Directory> r = Parse(b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().offset, Desc(0, 123));
+  EXPECT_EQ(r.error().message, "reserved descriptor byte 123 is 0x5a");
+}
 
 // Every rule id has at least one row above.
 TEST(RuleTable, EveryRuleHasARow) {

@@ -1,0 +1,42 @@
+// A system call made to fail with a chosen errno, in the calling process
+// only (a seccomp filter; run it in a child): stands for a file system or
+// kernel without a feature (renameat2, RENAME_EXCHANGE), which a test
+// machine cannot otherwise provide.
+#ifndef KILN_TESTS_SUPPORT_SYSCALL_FAULT_H_
+#define KILN_TESTS_SUPPORT_SYSCALL_FAULT_H_
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+
+namespace kiln::testing {
+
+// renameat2 fails with `error` from here on: every call, or with
+// `only_flags` set, the calls whose flags are exactly those (e.g.
+// RENAME_EXCHANGE). False where seccomp filters are not allowed.
+inline bool FailRenameat2(int error, std::uint32_t only_flags = 0) {
+  constexpr auto kFlagsLow = static_cast<std::uint32_t>(offsetof(seccomp_data, args) + 4 * 8);
+  const auto fail = static_cast<std::uint32_t>(
+      SECCOMP_RET_ERRNO | (static_cast<std::uint32_t>(error) & SECCOMP_RET_DATA));
+  const std::uint8_t skip_flags = only_flags == 0 ? 2 : 0;
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_renameat2, skip_flags, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kFlagsLow),  // little-endian: the low 32 bits
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, only_flags, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, fail),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+
+}  // namespace kiln::testing
+
+#endif  // KILN_TESTS_SUPPORT_SYSCALL_FAULT_H_

@@ -55,6 +55,13 @@ static void check_case(const char *dir, const char *name) {
     CHECK(mark.field_length > 0, name);
   }
   CHECK(kiln_block_map_json(map, &json, NULL) == KILN_OK && json != NULL && json[0] == '{', name);
+  if (verdict == KILN_OK) {
+    CHECK(json != NULL && strstr(json, "\"mark\": null") != NULL, name);
+  } else {
+    snprintf(expect, sizeof expect, "\"mark\": {\"offset\": %llu,",
+             (unsigned long long)error.offset);
+    CHECK(json != NULL && strstr(json, expect) != NULL, name);
+  }
   /* The one drawing: the SVG kiln inspect --map writes, the mark at the
    * verdict's byte. */
   CHECK(kiln_block_map_svg(map, name, strlen(name), &svg, &svg_length) == KILN_OK && svg != NULL &&
@@ -66,6 +73,18 @@ static void check_case(const char *dir, const char *name) {
     snprintf(expect, sizeof expect, "id=\"mark\" class=\"mark\" data-offset=\"%llu\"",
              (unsigned long long)error.offset);
     CHECK(svg != NULL && strstr(svg, expect) != NULL, name);
+  }
+  {
+    /* A title of one byte is drawn: not the untitled drawing. */
+    char *titled = svg == NULL ? NULL : malloc(strlen(svg) + 1);
+    CHECK(kiln_block_map_svg(map, "Z", 1, &svg, &svg_length) == KILN_OK && titled != NULL, name);
+    if (titled != NULL) {
+      memcpy(titled, svg, svg_length + 1);
+      CHECK(kiln_block_map_svg(map, NULL, 0, &svg, &svg_length) == KILN_OK &&
+                strcmp(titled, svg) != 0,
+            name);
+    }
+    free(titled);
   }
   CHECK(kiln_block_map_svg(map, NULL, 1, &svg, &svg_length) == KILN_BAD_ARGUMENT && svg == NULL &&
             svg_length == 0,
@@ -106,6 +125,8 @@ int main(int argc, char **argv) {
   check_argument("prefix NULL", kiln_block_map_new(NULL, 4, 4, NULL, &map, &error), &error,
                  "prefix");
   CHECK(map == NULL, "prefix NULL: *out");
+  check_argument("prefix NULL, 1 byte", kiln_block_map_new(NULL, 1, 4, NULL, &map, &error), &error,
+                 "prefix");
   check_argument("prefix > file", kiln_block_map_new(four, 4, 3, NULL, &map, &error), &error,
                  "file_size");
   CHECK(kiln_block_map_new(four, 4, 3, NULL, &map, NULL) == KILN_BAD_ARGUMENT,
@@ -153,7 +174,35 @@ int main(int argc, char **argv) {
     CHECK(kiln_block_map_mark(map, &mark) == KILN_BAD_ARGUMENT && mark.present == 0x5A5A5A5Au,
           "mark struct_size");
     CHECK(kiln_block_map_region_count(map, NULL) == KILN_BAD_ARGUMENT, "count out NULL");
-    CHECK(kiln_block_map_json(map, NULL, &length) == KILN_BAD_ARGUMENT, "json out NULL");
+    length = 99;
+    CHECK(kiln_block_map_json(map, NULL, &length) == KILN_BAD_ARGUMENT && length == 0,
+          "json out NULL");
+    memset(&region, 0x5A, sizeof region);
+    region.struct_size = sizeof region;
+    CHECK(kiln_block_map_region(map, 0, &region) == KILN_OK && region.reserved == 0,
+          "region: reserved 0");
+  }
+  kiln_block_map_free(map);
+  map = NULL;
+
+  /* A verdict whose message fills its array with no NUL, its length the
+   * capacity: read as the capacity less one byte, as kiln writes it. */
+  memset(&bad, 0, sizeof bad);
+  bad.struct_size = sizeof bad;
+  bad.error_class = KILN_CLASS_FRAME;
+  memcpy(bad.rule, "H1", 3);
+  bad.tensor = KILN_NO_TENSOR;
+  memset(bad.message, 'x', sizeof bad.message);
+  bad.message_length = sizeof bad.message;
+  CHECK(kiln_block_map_new(four, 4, 4, &bad, &map, &error) == KILN_OK, "a full message");
+  CHECK(kiln_block_map_json(map, &json, &length) == KILN_OK, "a full message: json");
+  {
+    size_t run = 0, longest = 0, i;
+    for (i = 0; json != NULL && i < length; ++i) {
+      run = json[i] == 'x' ? run + 1 : 0;
+      if (run > longest) longest = run;
+    }
+    CHECK(longest == KILN_MESSAGE_CAPACITY - 1, "a full message: capacity less one byte");
   }
   kiln_block_map_free(map);
   map = NULL;

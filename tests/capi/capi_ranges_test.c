@@ -55,9 +55,13 @@ static kiln_status run_ranges(const unsigned char *data, size_t size, const kiln
   uint64_t at = 0, reads = 0, bytes = 0, sum = 0, end = 0;
   size_t n = 0, bn = 0;
   uint8_t *buf = NULL;
+  kiln_header h;
   ranges_count = 0;
+  h.struct_size = sizeof h;
   CHECK(kiln_ranges_new(size, NULL, ro, &r, error) == KILN_OK && r != NULL, name);
   if (r == NULL) return KILN_INTERNAL_ERROR;
+  /* No header before its bytes; once the block is valid, its header. */
+  CHECK(kiln_ranges_header(r, &h) == (size == 0 ? KILN_INVALID : KILN_NEED_MORE), name);
   while ((status = kiln_ranges_next(r, &at, &n)) == KILN_NEED_MORE) {
     CHECK(n > 0 && at >= end && at + n <= size, name);
     if (ro != NULL) CHECK(n <= ro->max_range || (at == 0 && n <= 64), name);
@@ -82,6 +86,11 @@ static kiln_status run_ranges(const unsigned char *data, size_t size, const kiln
   CHECK(kiln_ranges_read(r, &reads, &bytes) == KILN_OK && bytes == sum && bytes <= size, name);
   CHECK(reads == ranges_count || ranges_count == MAX_RECORDED, name);
   CHECK(kiln_ranges_error(r, error) == status, name);
+  if (status == KILN_OK) {
+    CHECK(
+        kiln_ranges_header(r, &h) == KILN_OK && h.struct_size == sizeof h && h.block_length == size,
+        name);
+  }
   /* Settled: nothing more wanted, nothing changes. */
   CHECK(kiln_ranges_next(r, &at, &n) == status && at == 0 && n == 0, name);
   CHECK(kiln_ranges_buffer(r, &buf, &bn) == status && buf == NULL && bn == 0, name);
@@ -237,6 +246,12 @@ static void check_read_failures(const char *dir) {
       r = NULL;
     }
   }
+  /* A message of one byte is the message. */
+  CHECK(kiln_ranges_new(size, NULL, NULL, &r, NULL) == KILN_OK, "new");
+  CHECK(kiln_ranges_fail(r, "E", 1) == KILN_READ_FAILED, "fail with a one-byte message");
+  CHECK(kiln_ranges_error(r, &e) == KILN_READ_FAILED && strcmp(e.message, "E") == 0,
+        "the one-byte message");
+  kiln_ranges_free(r);
   /* No message: a default one. */
   CHECK(kiln_ranges_new(size, NULL, NULL, &r, NULL) == KILN_OK, "new");
   CHECK(kiln_ranges_fail(r, NULL, 0) == KILN_READ_FAILED, "fail without message");
@@ -276,11 +291,44 @@ static void check_arguments(void) {
   CHECK(kiln_ranges_status(NULL) == KILN_BAD_ARGUMENT, "status NULL");
   CHECK(kiln_ranges_error(NULL, &e) == KILN_BAD_ARGUMENT, "error NULL");
   kiln_ranges_free(NULL);
+  {
+    /* An error of a wrong struct_size: refused, untouched, no handle. */
+    kiln_error small;
+    memset(&small, 0x5A, sizeof small);
+    small.struct_size = 8;
+    CHECK(kiln_ranges_new(64, NULL, NULL, &r, &small) == KILN_BAD_ARGUMENT && r == NULL &&
+              small.error_class == 0x5A5A5A5A,
+          "new: error struct_size 8");
+  }
   /* data NULL with a length: refused, nothing changed. */
   CHECK(kiln_ranges_new(100, NULL, NULL, &r, NULL) == KILN_OK, "new");
   CHECK(kiln_ranges_provide(r, NULL, 64) == KILN_BAD_ARGUMENT, "provide data NULL");
+  CHECK(kiln_ranges_provide(r, NULL, 1) == KILN_BAD_ARGUMENT, "provide data NULL, 1 byte");
   CHECK(kiln_ranges_fail(r, NULL, 3) == KILN_BAD_ARGUMENT, "fail message NULL");
+  CHECK(kiln_ranges_fail(r, NULL, 1) == KILN_BAD_ARGUMENT, "fail message NULL, 1 byte");
+  CHECK(kiln_ranges_error(r, NULL) == KILN_BAD_ARGUMENT, "error(r, NULL)");
   CHECK(kiln_ranges_status(r) == KILN_NEED_MORE, "unchanged");
+  {
+    kiln_header h;
+    const kiln_directory *d = (const kiln_directory *)&d;
+    uint64_t reads = 99, bytes = 99;
+    memset(&h, 0x5A, sizeof h);
+    h.struct_size = sizeof h;
+    CHECK(kiln_ranges_header(NULL, &h) == KILN_BAD_ARGUMENT, "header(NULL)");
+    CHECK(kiln_ranges_header(r, NULL) == KILN_BAD_ARGUMENT, "header(r, NULL)");
+    CHECK(kiln_ranges_header(r, &h) == KILN_NEED_MORE && h.tensor_count == 0x5A5A5A5Au,
+          "header before its bytes: nothing written");
+    h.struct_size = 0;
+    CHECK(kiln_ranges_header(r, &h) == KILN_BAD_ARGUMENT, "header: struct_size 0");
+    CHECK(kiln_ranges_directory(NULL, &d) == KILN_BAD_ARGUMENT && d == NULL, "directory(NULL)");
+    CHECK(kiln_ranges_directory(r, NULL) == KILN_BAD_ARGUMENT, "directory(r, NULL)");
+    CHECK(kiln_ranges_read(NULL, &reads, &bytes) == KILN_BAD_ARGUMENT && reads == 0 && bytes == 0,
+          "read(NULL): zeros");
+    CHECK(kiln_ranges_read(r, NULL, NULL) == KILN_OK, "read(r, NULL, NULL)");
+    reads = bytes = 99;
+    CHECK(kiln_ranges_read(r, &reads, NULL) == KILN_OK && reads == 0, "read: reads only");
+    CHECK(kiln_ranges_read(r, NULL, &bytes) == KILN_OK && bytes == 0, "read: bytes only");
+  }
   {
     kiln_block_map *m = (kiln_block_map *)&m;
     CHECK(kiln_ranges_block_map(r, &m, &e) == KILN_BAD_ARGUMENT && m == NULL &&
@@ -288,6 +336,15 @@ static void check_arguments(void) {
           "no map while a range is wanted");
     CHECK(kiln_ranges_block_map(NULL, &m, &e) == KILN_BAD_ARGUMENT && m == NULL, "map NULL");
     CHECK(kiln_ranges_block_map(r, NULL, &e) == KILN_BAD_ARGUMENT, "map out NULL");
+    {
+      kiln_error small;
+      memset(&small, 0x5A, sizeof small);
+      small.struct_size = 8;
+      m = (kiln_block_map *)&m;
+      CHECK(kiln_ranges_block_map(r, &m, &small) == KILN_BAD_ARGUMENT && m == NULL &&
+                small.error_class == 0x5A5A5A5A,
+            "map: error struct_size 8, untouched");
+    }
   }
   kiln_ranges_free(r);
   /* A file of 0 bytes: judged at once, no read. */

@@ -613,6 +613,17 @@ static void short_inputs(void) {
             strstr(error.message, "holds 1 bytes (4b)") != NULL,
         "parse one byte: %s", error.message);
   CHECK(kiln_validate(&k, 1, NULL, NULL) == KILN_INVALID, "validate, error NULL");
+  /* A call that succeeds leaves the caller's error empty, every field. */
+  memset(&error, 0x5A, sizeof error);
+  error.struct_size = sizeof error;
+  if (kiln_stream_new(NULL, &s, &error) == KILN_OK) kiln_stream_free(s);
+  s = NULL;
+  CHECK(error.error_class == KILN_CLASS_NONE && error.rule[0] == '\0' &&
+            error.tensor == KILN_NO_TENSOR && error.offset == 0 && error.message_truncated == 0 &&
+            error.reserved == 0 && error.message_length == 0 && error.message[0] == '\0',
+        "a cleared error: class %d, offset %llu, truncated %u, reserved %u", error.error_class,
+        (unsigned long long)error.offset, (unsigned)error.message_truncated,
+        (unsigned)error.reserved);
   CHECK(kiln_parse(&k, 1, NULL, &d, NULL) == KILN_INVALID && d == NULL, "parse, error NULL");
   if (kiln_stream_new(NULL, &s, NULL) == KILN_OK) {
     CHECK(kiln_stream_feed(s, &k, 1, NULL) == KILN_NEED_MORE, "stream one byte");

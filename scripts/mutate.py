@@ -546,6 +546,30 @@ def killer_of(output, fallback, rc=1):
     return fallback
 
 
+class CostModel:
+    """How long a mutant will take, so that --budget starts none that would
+    end past it: its objects to rebuild (a header's every dependent object,
+    else one) times the build seconds per object this run has measured so
+    far (PRIOR_OBJECT_SECONDS before its first build), plus its tests' times
+    on the unmutated tree. A header mutant that rebuilds forty objects is
+    not started in the last seconds of the budget, to run minutes past it."""
+    PRIOR_OBJECT_SECONDS = 4.0
+
+    def __init__(self):
+        self.build_seconds = 0.0
+        self.objects = 0
+
+    def per_object(self):
+        return self.build_seconds / self.objects if self.objects else self.PRIOR_OBJECT_SECONDS
+
+    def estimate(self, objects, test_seconds):
+        return max(1, objects) * self.per_object() + test_seconds
+
+    def observe(self, objects, build_seconds):
+        self.build_seconds += build_seconds
+        self.objects += max(1, objects)
+
+
 class Runner:
     def __init__(self, build, tree, timeout_factor, test_costs, listing):
         self.build, self.tree = build, tree
@@ -839,6 +863,8 @@ def main():
         coverage = None
     results = []  # (rel, n, what, verdict, detail, recorded)
     unmeasured = []
+    model = CostModel()
+    gate_set = {(m[0], m[1], m[2]) for m in gate}
     started = time.time()
     mutated = None  # (path, original text) while a mutant is applied
     for s in (signal.SIGTERM, signal.SIGHUP):
@@ -935,6 +961,19 @@ def main():
                     k, len(todo), rel, n, what), flush=True)
                 continue
             selected = coverage.tests(rel, n) if coverage else None
+            objects = len(dependents.get(str(rel), [])) if rel.suffix in (".h", ".inc") else 1
+            if args.budget and (rel, n, what) not in gate_set and (
+                    selected != [] or args.confirm):
+                test_seconds = (sum(c for c, _, _ in runner.plan(selected)[0])
+                                if selected is not None else
+                                sum(timeouts.get(e, 0.0) for e in entries) / args.timeout)
+                guess = model.estimate(objects, test_seconds)
+                if time.time() - started + guess > args.budget:
+                    unmeasured.extend(todo[k - 1:])
+                    print("budget of %.0fs: the next mutant (about %.0fs) would end past it: "
+                          "%d mutants not measured" % (args.budget, guess, len(todo) - k + 1),
+                          flush=True)
+                    break
             path = tree / rel
             original = path.read_text()
             t0 = time.time()
@@ -955,8 +994,11 @@ def main():
                 lines[n - 1] = new_line + "\n"
                 mutated = (path, original)
                 path.write_text("".join(lines))
-                if run(["ninja", "-C", str(build)] + build_list, tree, 1800,
-                       env=mutant_env) != 0:
+                t_build = time.time()
+                built = run(["ninja", "-C", str(build)] + build_list, tree, 1800,
+                            env=mutant_env) == 0
+                model.observe(objects, time.time() - t_build)
+                if not built:
                     verdict, detail = "invalid", "does not build"
                 else:
                     killer = runner.run_names(selected) if selected is not None else \

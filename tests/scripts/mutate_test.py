@@ -194,5 +194,18 @@ class TestBinaries(unittest.TestCase):
                              str(build / "tests" / "kiln_absent"))
 
 
+class Budget(unittest.TestCase):
+    def test_the_cost_of_a_mutant_is_its_objects_at_the_measured_rate_plus_its_tests(self):
+        model = mutate.CostModel()
+        # Before any build: the prior rate.
+        self.assertEqual(model.estimate(10, 5.0), 10 * model.PRIOR_OBJECT_SECONDS + 5.0)
+        model.observe(1, 6.0)   # a .cc mutant: one object and its links
+        model.observe(9, 30.0)  # a header's nine dependents
+        self.assertAlmostEqual(model.per_object(), 3.6)
+        self.assertAlmostEqual(model.estimate(40, 12.0), 40 * 3.6 + 12.0)
+        # A mutant with no object of its own still costs one.
+        self.assertAlmostEqual(model.estimate(0, 0.0), 3.6)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -49,7 +49,7 @@ background_done() {  # the background builds' own wall time, as a row of the tab
 summary() {
   local status=$? i
   local pid
-  for pid in "${background:-}" "${san_suite:-}"; do
+  for pid in "${background:-}"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill -- -"$pid" 2>/dev/null || true
     fi
@@ -97,10 +97,18 @@ cmake --build --preset default
 # The other two native builds need every core but nothing from the steps
 # below, several of which use one core or wait (the suite's timeouts, node,
 # Python, the browser, cppcheck): they run in the background at the lowest
-# priority from here on, and the sanitizer suite waits for them. Their
-# output goes to one log, printed when they fail.
+# priority from here on. Their output goes to one log, printed when they
+# fail. Once the sanitize build is done and the default suite has finished
+# (build/default-suite.done), the same background job runs the sanitize
+# build's whole suite (ctest, nice 5: the foreground's browser and Python
+# steps keep a core), so the suite uses the core those steps leave idle; it
+# runs on beside the mutation sample (which only reads what the sanitizer
+# suite does not: sources, build/default) and is waited for after it.
 if [ "$quick" = 0 ]; then
   background_log=build/background-builds.log
+  san_log=build/sanitize-suite.log
+  default_done=build/default-suite.done
+  rm -f "$default_done"
   background_start=$SECONDS
   # Its own process group (setsid), so that an early exit stops it whole.
   setsid -w bash -c '
@@ -114,13 +122,21 @@ if [ "$quick" = 0 ]; then
     cmake --preset sanitize >/dev/null
     nice -n 19 cmake --build --preset sanitize
     echo "== background builds done in $(($(date +%s) - start)) s"
-  ' >"$background_log" 2>&1 </dev/null &
+    while [ ! -e "$2" ]; do sleep 1; done  # the default suite has finished
+    suite=$(date +%s)
+    echo "== sanitize suite started"
+    set +e
+    nice -n 5 ctest --preset sanitize -j "$1" >"$3" 2>&1 </dev/null
+    echo "== sanitize suite exit $?" >>"$3"
+    echo "== sanitize suite done in $(($(date +%s) - suite)) s"
+  ' _ "$jobs" "$default_done" "$san_log" >"$background_log" 2>&1 </dev/null &
   background=$!
-  echo "started in the background (log: $background_log): the clang++ Release build, then the sanitize build"
+  echo "started in the background (log: $background_log): the clang++ Release build, the sanitize build, then its suite (log: $san_log)"
 fi
 
 step "default build: the whole suite (ctest -j $jobs)"
 ctest --preset default -j "$jobs"
+[ "$quick" = 1 ] || touch "$default_done"
 
 step "the plain Release build's hardening (g++)"
 bash scripts/check_hardening.sh build/default
@@ -184,31 +200,27 @@ python3 scripts/gen_rules_doc.py --check
 if [ "$quick" = 1 ]; then exit 0; fi
 
 step "wait for the background builds (clang++ Release, sanitize)"
-if ! wait "$background"; then
-  background_done
-  echo "a background build failed; its log:"
-  cat "$background_log"
-  exit 1
-fi
+# Done when the log says so; the job goes on with the sanitizer suite. A job
+# that ended without saying so is a failed build.
+until grep -q "^== background builds done" "$background_log"; do
+  if ! kill -0 "$background" 2>/dev/null; then
+    background_done
+    echo "a background build failed; its log:"
+    cat "$background_log"
+    exit 1
+  fi
+  sleep 1
+done
 background_done
-tail -n 5 "$background_log"
+grep -E "^== " "$background_log" | tail -n 3
 
 step "the plain Release build's hardening (clang++)"
 bash scripts/check_hardening.sh build/release-clang++
 
-# The sanitizer suite runs the sanitize build's binaries and reads no
-# source file the mutation sample changes (only golden/ and the test data),
-# so the two run side by side: the suite's tests that wait and the sample's
-# one-core test runs leave each other a core.
-san_log=build/sanitize-suite.log
-san_start=$SECONDS
-setsid -w bash -c 'ctest --preset sanitize -j "$1"; echo "== sanitize suite exit $?"' _ "$jobs" \
-  >"$san_log" 2>&1 </dev/null &
-san_suite=$!
-echo "started in the background (log: $san_log): the sanitize build's whole suite (ctest -j $jobs)"
-
-# It mutates the checkout in place, so no build of it may run beside it
-# (the background builds are done; the sanitizer suite only runs binaries).
+# The mutation runner mutates the checkout in place, so no build of it may
+# run beside it: the background builds are done, and the sanitizer suite,
+# still running, only runs the sanitize build's binaries and reads no source
+# file a mutant changes (only golden/ and the test data).
 # The gate: every mutant on the lines changed since the ledger's commit
 # (mutation/ledger.tsv) must be killed or recorded equivalent (a mutant the
 # ledger already records by its hash is not run again); then a sample of
@@ -222,10 +234,11 @@ python3 scripts/mutate.py --build build/default --changed --sample "${KILN_MUTAN
 
 step "sanitize build: the whole suite under ASan, UBSan and the integer checks (ctest -j $jobs)"
 san_status=0
-wait "$san_suite" || san_status=$?
-san_suite=""
-step_names+=("  (the sanitizer suite's own time, beside the mutation sample)")
-step_secs+=($((SECONDS - san_start)))
+wait "$background" || san_status=$?
+background=""
+took=$(sed -n 's/^== sanitize suite done in \([0-9]*\) s$/\1/p' "$background_log")
+step_names+=("  (the sanitizer suite's own time, in the background from the default suite's end)")
+step_secs+=("${took:-0}")
 grep -E "tests passed|tests failed|Total Test time" "$san_log" || true
 if [ "$san_status" -ne 0 ] || ! grep -q "^== sanitize suite exit 0$" "$san_log"; then
   echo "the sanitizer suite failed; its log:"

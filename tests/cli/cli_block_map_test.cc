@@ -10,12 +10,13 @@
 
 #include "cli_run.h"
 #include "support/block_builder.h"
+#include "support/paths.h"
 #include "support/temp_dir.h"
 
 namespace kiln::testing {
 namespace {
 
-const std::string kGolden = KILN_GOLDEN_DIR "/cases/";
+const std::string kGolden = std::string(::kiln::testing::GoldenDir()) + "/cases/";
 
 // True when python's XML parser accepts the document.
 bool WellFormed(const std::string& svg, const ScratchDir& dir) {

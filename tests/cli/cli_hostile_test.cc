@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
 #include "support/block_builder.h"
+#include "support/paths.h"
 #include "support/temp_dir.h"
 #include "support/write_block.h"
 
@@ -722,7 +723,7 @@ TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {
       WriteFile(c.input, c.bytes);
       const std::string spec = std::to_string(cut_to) + ":" + c.input;
       const Ran r = RunKilnWith(c.args, -1, -1, [&] {
-        ::setenv("LD_PRELOAD", KILN_TRUNCATE_ON_MAP, 1);
+        ::setenv("LD_PRELOAD", ::kiln::testing::TruncateOnMapLibrary(), 1);
         ::setenv("KILN_TEST_TRUNCATE_ON_MAP", spec.c_str(), 1);
         ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
       });
@@ -743,7 +744,7 @@ TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {
   // inspect reads only the private prefix: a cut to nothing takes its header.
   WriteFile(klnt, BlockWithGaps(kSize));
   const Ran r = RunKilnWith({"inspect", klnt}, -1, -1, [&] {
-    ::setenv("LD_PRELOAD", KILN_TRUNCATE_ON_MAP, 1);
+    ::setenv("LD_PRELOAD", ::kiln::testing::TruncateOnMapLibrary(), 1);
     ::setenv("KILN_TEST_TRUNCATE_ON_MAP", ("0:" + klnt).c_str(), 1);
     ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
   });

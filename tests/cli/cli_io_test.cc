@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
 #include "support/golden.h"
+#include "support/paths.h"
 #include "support/temp_dir.h"
 #include "support/write_block.h"
 
@@ -32,7 +33,7 @@ using testing::Quote;
 using testing::RunKiln;
 
 std::string Golden(const std::string& name) {
-  return Quote(std::string(KILN_GOLDEN_DIR) + "/cases/" + name + ".klnt");
+  return Quote(std::string(::kiln::testing::GoldenDir()) + "/cases/" + name + ".klnt");
 }
 
 using TempDir = testing::ScratchDir;
@@ -199,7 +200,7 @@ TEST(CliIo, ReaderThatGoesAwayIsExit2) {
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
   ASSERT_GT(::fcntl(p[0], F_SETPIPE_SZ, 4096), 0);
-  const std::string file = std::string(KILN_GOLDEN_DIR) + "/cases/kiln-v2-f32.klnt";
+  const std::string file = std::string(::kiln::testing::GoldenDir()) + "/cases/kiln-v2-f32.klnt";
   std::vector<std::string> args = {"validate"};
   args.insert(args.end(), 3000, file);  // about 150 KB of report against a 4 KiB pipe
   const pid_t pid = ::fork();
@@ -224,7 +225,7 @@ TEST(CliIo, ReaderThatGoesAwayIsExit2) {
 // stderr, could be lost (2>/dev/full) while the run said success.
 TEST(CliIo, LostMetadataReportIsExit2) {
   TempDir tmp;
-  const std::string gguf = std::string(KILN_GOLDEN_DIR) + "/../corpus/gguf/model.gguf";
+  const std::string gguf = std::string(::kiln::testing::GoldenDir()) + "/../corpus/gguf/model.gguf";
   const std::string args = "convert " + Quote(gguf) + " " + Quote(tmp / "o.klnt");
   ASSERT_EQ(RunKiln(args, "2>/dev/null").status, 0);
   EXPECT_EQ(RunKiln(args, "2>/dev/full").status, 2);
@@ -273,8 +274,9 @@ TEST(CliIo, InputLargerThanTheAddressSpaceLimitIsAnIoError) {
   std::ofstream(big).close();
   std::filesystem::resize_file(big, std::uint64_t{1} << 30);  // sparse: takes no disk
   // 256 MiB of address space: enough to run kiln, not to map 1 GiB.
-  const std::string cmd = "ulimit -v 262144 && timeout 60 " + testing::Quote(KILN_BINARY) +
-                          " validate " + testing::Quote(big) + " 2>&1 </dev/null";
+  const std::string cmd = "ulimit -v 262144 && timeout 60 " +
+                          testing::Quote(::kiln::testing::KilnBinary()) + " validate " +
+                          testing::Quote(big) + " 2>&1 </dev/null";
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;

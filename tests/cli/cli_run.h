@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "support/paths.h"
+
 namespace kiln::testing {
 
 struct Outcome {
@@ -24,13 +26,13 @@ inline std::string Quote(const std::string& s) {
   return q + "'";
 }
 
-// Runs `KILN_BINARY args` with `redirects` appended (e.g. "2>&1", or
+// Runs `kiln args` (KilnBinary()) with `redirects` appended (e.g. "2>&1", or
 // "2>&1 >/dev/full") and standard input from `input` ("<&-" closes it);
 // collects stdout. At most 60 seconds.
 inline Outcome RunKiln(const std::string& args, const std::string& redirects,
                        const std::string& input = "</dev/null") {
   const std::string cmd =
-      "timeout 60 " + Quote(KILN_BINARY) + " " + args + " " + redirects + " " + input;
+      "timeout 60 " + Quote(KilnBinary()) + " " + args + " " + redirects + " " + input;
   FILE* p = popen(cmd.c_str(), "r");
   Outcome r{-1, ""};
   if (p == nullptr) return r;
@@ -45,7 +47,7 @@ inline Outcome RunKiln(const std::string& args, const std::string& redirects,
 // For a test that forks kiln itself (to hold a pipe end, or to run it with
 // no shell in between): in the child, makes `in`, `out` and `err` its
 // standard descriptors (-1: /dev/null, kClosed: left closed) and executes
-// KILN_BINARY with `args`. Never returns; exit status 127 if the exec fails.
+// kiln (KilnBinary()) with `args`. Never returns; exit status 127 if the exec fails.
 inline constexpr int kClosed = -2;
 [[noreturn]] inline void ExecKiln(const std::vector<std::string>& args, int in, int out, int err) {
   const int null = ::open("/dev/null", O_RDWR);
@@ -55,10 +57,10 @@ inline constexpr int kClosed = -2;
   if (in == kClosed) ::close(STDIN_FILENO);
   if (out == kClosed) ::close(STDOUT_FILENO);
   if (err == kClosed) ::close(STDERR_FILENO);
-  std::vector<char*> argv{const_cast<char*>(KILN_BINARY)};
+  std::vector<char*> argv{const_cast<char*>(KilnBinary())};
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  ::execv(KILN_BINARY, argv.data());
+  ::execv(KilnBinary(), argv.data());
   ::_exit(127);
 }
 

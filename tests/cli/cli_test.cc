@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
 #include "support/golden.h"
+#include "support/paths.h"
 #include "support/temp_dir.h"
 #include "support/write_block.h"
 
@@ -30,7 +31,7 @@ Outcome Kiln(const std::string& args, bool keep_stderr = false) {
 }
 
 std::string Case(const std::string& name) {
-  return Quote(std::string(KILN_GOLDEN_DIR) + "/cases/" + name + ".klnt");
+  return Quote(std::string(::kiln::testing::GoldenDir()) + "/cases/" + name + ".klnt");
 }
 
 TEST(Cli, ValidFileIsOk) {
@@ -54,7 +55,7 @@ TEST(Cli, MissingFileIsExit2AndOthersStillChecked) {
 }
 
 TEST(Cli, DirectoryIsAnIoError) {
-  const Outcome r = Kiln("validate " + Quote(KILN_GOLDEN_DIR), true);
+  const Outcome r = Kiln("validate " + Quote(::kiln::testing::GoldenDir()), true);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
 }
@@ -131,7 +132,8 @@ TEST(Cli, EveryGoldenCaseMatchesTheManifest) {
 TEST(Cli, ConvertNamesThePathWhoseExtensionTellsNoFormat) {
   testing::ScratchDir tmp;
   // Named tensors: a block safetensors can hold.
-  const std::string kiln_in = std::string(KILN_GOLDEN_DIR) + "/cases/ok-named-llama-layer.klnt";
+  const std::string kiln_in =
+      std::string(::kiln::testing::GoldenDir()) + "/cases/ok-named-llama-layer.klnt";
   const std::string xyz_in = tmp / "in.xyz";
   std::filesystem::copy_file(kiln_in, xyz_in);
   struct Conversion {
@@ -190,7 +192,8 @@ TEST(Cli, InspectJsonOfARejectedBlockIsValidateJsonsElement) {
 // files, never standard input), so a file named "-" converts.
 TEST(Cli, ConvertNamesAnUnknownFormatOrOptionAndTakesDashAsAPath) {
   testing::ScratchDir tmp;
-  const std::string kiln_in = std::string(KILN_GOLDEN_DIR) + "/cases/ok-named-llama-layer.klnt";
+  const std::string kiln_in =
+      std::string(::kiln::testing::GoldenDir()) + "/cases/ok-named-llama-layer.klnt";
   const std::string out = tmp / "o.safetensors";
   for (const std::string flag : {"--from", "--to"}) {
     const Outcome r = Kiln("convert " + flag + " nope " + Quote(kiln_in) + " " + Quote(out), true);
@@ -206,7 +209,8 @@ TEST(Cli, ConvertNamesAnUnknownFormatOrOptionAndTakesDashAsAPath) {
     EXPECT_FALSE(std::filesystem::exists(out)) << option;
   }
   std::filesystem::copy_file(kiln_in, tmp / "-");
-  const std::string cmd = "cd " + Quote(tmp.path()) + " && timeout 60 " + Quote(KILN_BINARY) +
+  const std::string cmd = "cd " + Quote(tmp.path()) + " && timeout 60 " +
+                          Quote(::kiln::testing::KilnBinary()) +
                           " convert --from kiln - o.safetensors 2>&1 </dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
@@ -220,7 +224,7 @@ TEST(Cli, ConvertNamesAnUnknownFormatOrOptionAndTakesDashAsAPath) {
 
 TEST(Cli, ConvertRefusesAPairOfKnownFormatsWithoutAConversion) {
   testing::ScratchDir tmp;
-  const std::string kiln_in = std::string(KILN_GOLDEN_DIR) + "/cases/kiln-v2-f32.klnt";
+  const std::string kiln_in = std::string(::kiln::testing::GoldenDir()) + "/cases/kiln-v2-f32.klnt";
   for (const char* out : {"out.klnt", "out.gguf"}) {
     const Outcome r = Kiln("convert " + Quote(kiln_in) + " " + Quote(tmp / out), true);
     EXPECT_EQ(r.status, 2) << out << "\n" << r.out;

@@ -22,6 +22,7 @@
 #include "kiln/writer.h"
 #include "size_arg.h"
 #include "support/golden.h"
+#include "support/paths.h"
 #include "support/write_block.h"
 
 namespace kiln {
@@ -80,7 +81,7 @@ KilnRun Kiln(const std::vector<std::string>& args, const Buffer& input) {
 }
 
 Buffer Case(const std::string& name) {
-  return testing::ReadFile(std::string(KILN_GOLDEN_DIR) + "/cases/" + name + ".klnt");
+  return testing::ReadFile(std::string(::kiln::testing::GoldenDir()) + "/cases/" + name + ".klnt");
 }
 
 // A valid block of `tensors` u8 tensors of `each` bytes, from the writer.

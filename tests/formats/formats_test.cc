@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "kiln/kiln.h"
 #include "progress.h"
+#include "support/paths.h"
 #include "support/write_block.h"
 
 namespace kiln {
@@ -372,14 +373,16 @@ TEST(Binary, CommandsAreWired) {
   TempDir tmp;
   std::string log;
   ASSERT_EQ(RunPython("write_safetensors.py", {tmp / "in.safetensors"}, &log), 0) << log;
-  const std::string cmd = std::string(KILN_BINARY) + " convert '" + (tmp / "in.safetensors") +
-                          "' '" + (tmp / "o.klnt") + "' >/dev/null 2>&1 && " + KILN_BINARY +
-                          " unpack '" + (tmp / "o.klnt") + "' '" + (tmp / "u") + "' >/dev/null";
+  const std::string cmd = std::string(::kiln::testing::KilnBinary()) + " convert '" +
+                          (tmp / "in.safetensors") + "' '" + (tmp / "o.klnt") +
+                          "' >/dev/null 2>&1 && " + ::kiln::testing::KilnBinary() + " unpack '" +
+                          (tmp / "o.klnt") + "' '" + (tmp / "u") + "' >/dev/null";
   const int st = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(st));
   EXPECT_EQ(WEXITSTATUS(st), 0);
   EXPECT_TRUE(std::filesystem::exists(tmp / "u/index.tsv"));
-  const int usage = std::system((std::string(KILN_BINARY) + " pack >/dev/null 2>&1").c_str());
+  const int usage =
+      std::system((std::string(::kiln::testing::KilnBinary()) + " pack >/dev/null 2>&1").c_str());
   EXPECT_EQ(WEXITSTATUS(usage), 2);
 }
 

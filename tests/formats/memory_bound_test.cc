@@ -18,6 +18,7 @@
 
 #include "formats/test_util.h"
 #include "gtest/gtest.h"
+#include "support/paths.h"
 
 namespace kiln::testing_formats {
 namespace {
@@ -38,7 +39,7 @@ std::string Slurp(const std::string& path) {
 // Runs the kiln binary with `args`; stdout and stderr go to files in `dir`.
 Peak RunMeasured(const TempDir& dir, const std::vector<std::string>& args) {
   const std::string out = dir / "stdout", err = dir / "stderr";
-  std::vector<std::string> argv_s = {KILN_BINARY};
+  std::vector<std::string> argv_s = {::kiln::testing::KilnBinary()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());

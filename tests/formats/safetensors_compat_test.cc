@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "kiln/formats/safetensors.h"
 #include "support/alloc_counter.h"
+#include "support/paths.h"
 
 namespace kiln::formats {
 namespace {
@@ -229,7 +230,7 @@ TEST(SafetensorsCompat, WriterRefusesShapesTheCrateOverflowsOn) {
 
 TEST(SafetensorsCompat, ConvertRefusesC64WithExit1AndWritesNothing) {
   testing_formats::TempDir tmp;
-  const std::string in = std::string(KILN_GOLDEN_DIR) + "/cases/ok-all-dtypes.klnt";
+  const std::string in = std::string(::kiln::testing::GoldenDir()) + "/cases/ok-all-dtypes.klnt";
   const std::string out = tmp / "out.safetensors";
   const auto r = testing_formats::Convert({in, out});
   EXPECT_EQ(r.status, 1) << r.err;

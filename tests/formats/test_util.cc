@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "gtest/gtest.h"
+#include "support/paths.h"
 
 namespace kiln::testing_formats {
 namespace {
@@ -45,8 +46,8 @@ void WriteBytes(const std::string& path, const std::vector<std::uint8_t>& bytes)
 int RunPython(const std::string& script, const std::vector<std::string>& args,
               std::string* output) {
   // -B: write no bytecode into the source tree.
-  std::string cmd =
-      "/usr/bin/python3 -B " + Quote(std::string(KILN_FORMATS_FIXTURES) + "/" + script);
+  std::string cmd = "/usr/bin/python3 -B " +
+                    Quote(std::string(::kiln::testing::FormatsFixtures()) + "/" + script);
   for (const std::string& a : args) cmd += " " + Quote(a);
   FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
   if (p == nullptr) return -1;

@@ -23,6 +23,7 @@
 #include "kiln/directory.h"
 #include "map/blocks.h"
 #include "support/block_builder.h"
+#include "support/paths.h"
 
 namespace kiln::testing {
 namespace {
@@ -224,7 +225,7 @@ std::string Slurp(const std::string& path) {
 }
 
 TEST(BlockMapSvg, ReviewedDrawings) {
-  const std::string dir = std::string(KILN_GOLDEN_DIR) + "/maps/";
+  const std::string dir = std::string(::kiln::testing::GoldenDir()) + "/maps/";
   const bool update = std::getenv("KILN_UPDATE_MAP_GOLDEN") != nullptr;
   const std::vector<std::pair<std::string, Buffer>> cases = {{"valid-to-scale", Small()},
                                                              {"rejected-d7-mark", Rejected()},

@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "kiln/directory.h"
 #include "support/golden.h"
+#include "support/paths.h"
 
 namespace kiln {
 namespace {
@@ -66,10 +67,13 @@ TEST(GoldenManifest, SpecCasesPresent) {
     }
   }
   EXPECT_TRUE(want.empty()) << "missing: " << want.begin()->first;
-  EXPECT_EQ(testing::ReadFile(std::string(KILN_GOLDEN_DIR) + "/cases/kiln-v2-f32.klnt").size(),
+  EXPECT_EQ(testing::ReadFile(std::string(::kiln::testing::GoldenDir()) + "/cases/kiln-v2-f32.klnt")
+                .size(),
             200u);
-  EXPECT_EQ(testing::ReadFile(std::string(KILN_GOLDEN_DIR) + "/cases/kiln-v2-empty.klnt").size(),
-            64u);
+  EXPECT_EQ(
+      testing::ReadFile(std::string(::kiln::testing::GoldenDir()) + "/cases/kiln-v2-empty.klnt")
+          .size(),
+      64u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "kiln/stream.h"
 #include "stream_contract.h"
 #include "support/golden.h"
+#include "support/paths.h"
 
 namespace kiln {
 namespace {
@@ -143,7 +144,8 @@ TEST(Stream, PrefixModeBlocksBackToBack) {
 // A header whose directory exceeds the caller's limits is rejected at byte
 // 64, before anything else is kept.
 TEST(Stream, LimitsRejectAtByte64) {
-  Buffer b = testing::ReadFile(std::string(KILN_GOLDEN_DIR) + "/cases/kiln-v2-f32.klnt");
+  Buffer b =
+      testing::ReadFile(std::string(::kiln::testing::GoldenDir()) + "/cases/kiln-v2-f32.klnt");
   StreamValidator v({.mode = Mode::kWhole, .limits = {.max_tensors = 0}});
   EXPECT_EQ(v.Feed(b), StreamStatus::kRejected);
   EXPECT_EQ(v.consumed(), 64u);
@@ -167,7 +169,8 @@ TEST(Stream, ForeignMagicRejectedAfterFourBytes) {
 // once complete, 1 in whole mode (one more byte would be FRAME H8) and 0 in
 // prefix mode; 0 after Finish() whatever came before.
 TEST(Stream, BytesToCheckpointAtEachPhase) {
-  const Buffer b = testing::ReadFile(std::string(KILN_GOLDEN_DIR) + "/cases/kiln-v2-f32.klnt");
+  const Buffer b =
+      testing::ReadFile(std::string(::kiln::testing::GoldenDir()) + "/cases/kiln-v2-f32.klnt");
   const Result<Directory> d = Parse(b);
   ASSERT_TRUE(d.ok());
   const std::uint64_t base = d.value().header().payload_base;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
+#include "support/paths.h"
 
 namespace kiln::testing {
 namespace {
@@ -37,7 +38,7 @@ bool ParseColumn(const std::string& col, std::optional<T>* out) {
 }  // namespace
 
 std::vector<GoldenCase> LoadManifest() {
-  const std::string dir = KILN_GOLDEN_DIR;
+  const std::string dir = ::kiln::testing::GoldenDir();
   std::ifstream in(dir + "/manifest.tsv");
   std::vector<GoldenCase> cases;
   if (!in) {

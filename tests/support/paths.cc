@@ -1,0 +1,10 @@
+#include "support/paths.h"
+
+namespace kiln::testing {
+
+const char* GoldenDir() { return KILN_GOLDEN_DIR; }
+const char* KilnBinary() { return KILN_BINARY; }
+const char* FormatsFixtures() { return KILN_FORMATS_FIXTURES; }
+const char* TruncateOnMapLibrary() { return KILN_TRUNCATE_ON_MAP; }
+
+}  // namespace kiln::testing

@@ -77,12 +77,19 @@ trap summary EXIT
 # Paths below the clone are hashed relative to it (CCACHE_BASEDIR), and the
 # working directory is not hashed, so a developer's build of the same sources
 # in another checkout warms CI's cache. Only objects whose preprocessed input
-# and flags are identical are reused (a compile definition naming an absolute
-# path keeps its file apart); a cached object's debug info may name the
-# checkout it was first built in.
+# and flags are identical are reused; a cached object's debug info may name
+# the checkout it was first built in. Two flags would name the checkout and
+# keep every object apart: the tests' paths are -D values of one object only
+# (tests/support/paths.cc), and the sanitize preset's
+# -fsanitize-ignorelist=<checkout>/sanitizers/integer-ignorelist.txt, on
+# every sanitize object, is left out of the hash (CCACHE_IGNOREOPTIONS) with
+# the list's contents hashed instead (CCACHE_EXTRAFILES): a changed list
+# still rebuilds everything, a clone elsewhere does not.
 if command -v ccache >/dev/null && [ "${KILN_CCACHE:-1}" = 1 ]; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
   export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+  export CCACHE_IGNOREOPTIONS='-fsanitize-ignorelist=*'
+  export CCACHE_EXTRAFILES="$root/sanitizers/integer-ignorelist.txt"
   ccache --zero-stats >/dev/null
 fi
 

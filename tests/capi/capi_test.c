@@ -219,10 +219,18 @@ static void walk(const expected *e, const uint8_t *data, size_t size, const kiln
             (unsigned long)k);
     }
     {
-      /* Every dimension is there: their product is the element count (the
-       * parser's own, checked against 2^64 by D5). */
+      /* Every dimension is there: their product is the element count (0
+       * when one is 0; else it fits in 64 bits, as D5 checked). */
       uint64_t product = 1;
-      for (k = 0; k < t.rank && k < KILN_MAX_RANK; ++k) product *= t.shape[k];
+      for (k = 0; k < t.rank && k < KILN_MAX_RANK; ++k) {
+        if (t.shape[k] == 0) product = 0;
+      }
+      for (k = 0; product != 0 && k < t.rank && k < KILN_MAX_RANK; ++k) {
+        CHECK(t.shape[k] <= UINT64_MAX / product, "%s: tensor %lu: the shape's product overflows",
+              e->name, (unsigned long)i);
+        if (t.shape[k] > UINT64_MAX / product) break;
+        product *= t.shape[k];
+      }
       CHECK(product == t.element_count, "%s: tensor %lu: shape product %llu, element_count %llu",
             e->name, (unsigned long)i, (unsigned long long)product,
             (unsigned long long)t.element_count);

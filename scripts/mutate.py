@@ -547,8 +547,9 @@ def killer_of(output, fallback, rc=1):
 
 
 class CostModel:
-    """How long a mutant will take, so that --budget starts none that would
-    end past it: its objects to rebuild (a header's every dependent object,
+    """How long a mutant will take, so that --budget starts no sample mutant
+    that would end past it (it is named as not measured, and the next one
+    that fits runs): its objects to rebuild (a header's every dependent object,
     else one) times the build seconds per object this run has measured so
     far (PRIOR_OBJECT_SECONDS before its first build), plus its tests' times
     on the unmutated tree. A header mutant that rebuilds forty objects is
@@ -969,11 +970,11 @@ def main():
                                 sum(timeouts.get(e, 0.0) for e in entries) / args.timeout)
                 guess = model.estimate(objects, test_seconds)
                 if time.time() - started + guess > args.budget:
-                    unmeasured.extend(todo[k - 1:])
-                    print("budget of %.0fs: the next mutant (about %.0fs) would end past it: "
-                          "%d mutants not measured" % (args.budget, guess, len(todo) - k + 1),
-                          flush=True)
-                    break
+                    # Named, not measured; a cheaper mutant after it may still fit.
+                    unmeasured.append((rel, n, what, new_line))
+                    print("[%d/%d] not measured %s:%d %s -- about %.0fs, past the budget of "
+                          "%.0fs" % (k, len(todo), rel, n, what, guess, args.budget), flush=True)
+                    continue
             path = tree / rel
             original = path.read_text()
             t0 = time.time()

@@ -51,9 +51,10 @@ function parseLayout(text) {
 }
 
 // Buffers in a module's own memory (Kiln.allocate): each KilnBuffer's
-// record, { kiln, ptr, length, freed }, kept here and nowhere a caller can
-// reach, so only a buffer allocate() made is read where it lies (a Proxy or
-// a look-alike object is not one).
+// record, { kiln, ptr, length, freed, view(where), release() } (the two
+// operations made by allocate(), closing over its instance's private state),
+// kept here and nowhere a caller can reach, so only a buffer allocate() made
+// is read where it lies (a Proxy or a look-alike object is not one).
 const BUFFERS = new WeakMap();
 
 function bufferRecord(buffer, what) {

@@ -551,9 +551,11 @@ class CostModel:
     that would end past it (it is named as not measured, and the next one
     that fits runs): its objects to rebuild (a header's every dependent object,
     else one) times the build seconds per object this run has measured so
-    far (PRIOR_OBJECT_SECONDS before its first build), plus its tests' times
-    on the unmutated tree. A header mutant that rebuilds forty objects is
-    not started in the last seconds of the budget, to run minutes past it."""
+    far (PRIOR_OBJECT_SECONDS before its first build), plus its first test's
+    time on the unmutated tree (the time of a mutant that test kills; a
+    survivor runs them all and may end past the budget). A header mutant that
+    rebuilds forty objects is not started in the last seconds of the budget,
+    to run minutes past it."""
     PRIOR_OBJECT_SECONDS = 4.0
 
     def __init__(self):
@@ -965,9 +967,12 @@ def main():
             objects = len(dependents.get(str(rel), [])) if rel.suffix in (".h", ".inc") else 1
             if args.budget and (rel, n, what) not in gate_set and (
                     selected != [] or args.confirm):
-                test_seconds = (sum(c for c, _, _ in runner.plan(selected)[0])
-                                if selected is not None else
-                                sum(timeouts.get(e, 0.0) for e in entries) / args.timeout)
+                # Its first test's time: a mutant that test kills ends then
+                # (most do); a survivor runs the rest too and may end past.
+                steps = runner.plan(selected)[0] if selected is not None else []
+                test_seconds = (steps[0][0] if steps else
+                                timeouts.get(entries[0], 0.0) / args.timeout
+                                if selected is None else 0.0)
                 guess = model.estimate(objects, test_seconds)
                 if time.time() - started + guess > args.budget:
                     # Named, not measured; a cheaper mutant after it may still fit.

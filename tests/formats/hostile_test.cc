@@ -536,6 +536,33 @@ TEST(Gguf, LongValuesAreShortened) {
   EXPECT_NE(text.find("... (1000 items)]"), std::string::npos) << text;
 }
 
+// The limit is inclusive: a value of exactly max_chars characters is shown
+// whole (no "..." that would tell a reader it was cut), one more is cut.
+TEST(Gguf, AValueOfExactlyTheLimitIsShownWhole) {
+  for (const std::size_t n : {79u, 80u, 81u}) {
+    const std::string s(n, 'x');
+    Gguf g(3, 0, 1);
+    g.Str("general.name").U32(8).Str(s);
+    const auto r = ReadGguf(g.b);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const std::string text = FormatGgufValue(Metadata(r.value()).at(0), 80);
+    if (n <= 80) {
+      EXPECT_EQ(text, s) << n;
+    } else {
+      EXPECT_EQ(text, std::string(80, 'x') + "...") << n;
+    }
+  }
+  // In an array the quotes count: ["x...x"] of 80 characters is whole.
+  const std::string s(76, 'y');
+  Gguf g(3, 0, 1);
+  g.Str("list").U32(9).U32(8).U64(1).Str(s);
+  const auto r = ReadGguf(g.b);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(FormatGgufValue(Metadata(r.value()).at(0), 80), "[\"" + s + "\"]");
+  // One less and the closing bracket is what is cut.
+  EXPECT_EQ(FormatGgufValue(Metadata(r.value()).at(0), 79), "[\"" + s + "\"...");
+}
+
 // The type table (the mapping to kiln requests lives in the convert
 // command; tests/formats/formats_test.cc checks it end to end).
 TEST(Gguf, TypeTable) {

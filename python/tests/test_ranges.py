@@ -376,3 +376,58 @@ def test_real_file_changing_while_read_is_oserror(tmp_path, change):
         if change == "grow":
             with pytest.raises(kiln.FrameError):
                 kiln.validate(f)
+
+
+def drive(v, data):
+    """Answers every range the validator wants from data; returns how many."""
+    n = 0
+    while (want := v.next_range()) is not None:
+        offset, length = want
+        v.provide(data[offset:offset + length])
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("valid", [True, False])
+def test_a_range_nobody_asked_for_is_refused(valid):
+    # The validator under kiln.validate: once it has its verdict it wants no
+    # range, and bytes offered then are refused without touching the verdict
+    # (never written into a buffer that is not there).
+    from kiln import _kiln
+    data = valid_block()
+    if not valid:
+        data = b"X" + data[1:]  # not the magic: FRAME H1
+    v = _kiln.RangeValidator(len(data), None, None, None, False,
+                             _kiln.DEFAULT_MERGE_GAP, _kiln.DEFAULT_MAX_RANGE)
+    assert drive(v, data) >= 1
+    reads, bytes_read = v.reads, v.bytes_read
+
+    def verdict():
+        try:
+            header, records = v.result()
+            return ("ok", header["tensor_count"], [r.name for r in records])
+        except kiln.KilnError as e:
+            return ("error", e.rule, str(e))
+
+    before = verdict()
+    assert before[0] == ("ok" if valid else "error")
+    for chunk in (b"x", b"", data):
+        with pytest.raises(ValueError, match="no range is wanted"):
+            v.provide(chunk)
+    assert v.next_range() is None
+    assert (v.reads, v.bytes_read) == (reads, bytes_read)
+    assert verdict() == before
+
+
+def test_a_range_of_the_wrong_length_is_oserror():
+    from kiln import _kiln
+    data = valid_block()
+    v = _kiln.RangeValidator(len(data), None, None, None, False,
+                             _kiln.DEFAULT_MERGE_GAP, _kiln.DEFAULT_MAX_RANGE)
+    offset, length = v.next_range()
+    with pytest.raises(OSError) as info:
+        v.provide(data[offset:offset + length - 1])
+    assert info.value.errno == errno.EIO
+    assert v.next_range() is None
+    with pytest.raises(OSError):
+        v.result()

@@ -217,13 +217,7 @@ TEST(NameTable, OverlappingNamesAreN3AtTheFirstThatDoesNotFollowOn) {
 // tensor 200, both past the point where the table gave up).
 TEST(NameTable, CraftedCollisionsPastTheProbeBudgetStillDecideN5) {
   constexpr std::uint32_t kN = 256;
-  const std::vector<std::string> names = testing::CollidingNames(kN, kN);
-  BlockSpec spec;
-  for (const std::string& name : names) {
-    TensorSpec t;
-    t.name = name;
-    spec.tensors.push_back(t);
-  }
+  BlockSpec spec = testing::CollidingNamesSpec(kN);
   const Buffer distinct = testing::Build(spec);
   const Result<HeaderInfo> h = ReadHeader(distinct);
   ASSERT_TRUE(h.ok());
@@ -244,7 +238,7 @@ TEST(NameTable, CraftedCollisionsPastTheProbeBudgetStillDecideN5) {
   const Result<Directory> ok = Parse(distinct);
   EXPECT_TRUE(ok.ok()) << ok.error().ToString();
 
-  spec.tensors[kN - 1].name = names[200];
+  spec.tensors[kN - 1].name = spec.tensors[200].name;
   const Result<Directory> r = Parse(testing::Build(spec));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(RuleName(r.error().rule), "N5") << r.error().ToString();

@@ -96,13 +96,7 @@ TEST(Memory, ValidParseMakesOneAllocationOfAtMost16BytesPerTensor) {
 // fallback reuses the table's scratch, so the parse still allocates once.
 TEST(Memory, NamesPastTheProbeBudgetStillMakeOneAllocation) {
   constexpr std::uint32_t kN = 256;
-  BlockSpec spec;
-  for (const std::string& name : testing::CollidingNames(kN, kN)) {
-    TensorSpec t;
-    t.name = name;
-    spec.tensors.push_back(t);
-  }
-  const Counted c = CountParse(Build(spec));
+  const Counted c = CountParse(Build(testing::CollidingNamesSpec(kN)));
   EXPECT_TRUE(c.ok);
   EXPECT_EQ(c.allocations, 1u);
   EXPECT_EQ(c.bytes, ScratchWords(kN) * sizeof(std::uint32_t));

@@ -12,6 +12,7 @@
 
 #include "kiln/block.h"
 #include "kiln/internal/name_table.h"
+#include "support/block_builder.h"
 
 namespace kiln::testing {
 
@@ -30,6 +31,18 @@ inline std::vector<std::string> CollidingNames(std::size_t count, std::uint32_t 
     if ((internal::HashName(at16, 16, name.size()) & start_mask) == 0) out.push_back(name);
   }
   return out;
+}
+
+// A block of `count` tensors (TensorSpec's defaults) named by
+// CollidingNames(count, count): distinct names, every probe in one group.
+inline BlockSpec CollidingNamesSpec(std::uint32_t count) {
+  BlockSpec spec;
+  for (const std::string& name : CollidingNames(count, count)) {
+    TensorSpec t;
+    t.name = name;
+    spec.tensors.push_back(t);
+  }
+  return spec;
 }
 
 }  // namespace kiln::testing

@@ -969,10 +969,10 @@ def main():
                     selected != [] or args.confirm):
                 # Its first test's time: a mutant that test kills ends then
                 # (most do); a survivor runs the rest too and may end past.
-                steps = runner.plan(selected)[0] if selected is not None else []
-                test_seconds = (steps[0][0] if steps else
-                                timeouts.get(entries[0], 0.0) / args.timeout
-                                if selected is None else 0.0)
+                # No map, or no test reaching the line under --confirm: the
+                # folder's first binary, on the unmutated tree.
+                steps = runner.plan(selected)[0] if selected else []
+                test_seconds = steps[0][0] if steps else timeouts.get(entries[0], 0.0) / args.timeout
                 guess = model.estimate(objects, test_seconds)
                 if time.time() - started + guess > args.budget:
                     # Named, not measured; a cheaper mutant after it may still fit.

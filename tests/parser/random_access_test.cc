@@ -413,6 +413,59 @@ TEST(RangeReads, ReaderFailureIsNotAVerdict) {
   EXPECT_TRUE(done.read_error().empty());
 }
 
+// Once the status is not kNeedRange the validator wants nothing and takes
+// nothing: no range, an empty Buffer(), and Filled()/Provide() that change
+// neither the verdict nor the counts, whatever bytes a confused caller hands
+// over (a complete block, a rejected one, a failed read).
+TEST(RangeReads, AfterTheVerdictNothingIsWantedOrTaken) {
+  testing::TensorSpec a;
+  a.name = "alpha";
+  testing::TensorSpec c;
+  c.name = "gamma";
+  const Buffer good = testing::Build({{a, c}, {}, {}});
+  Buffer bad = good;
+  bad[0] ^= 0xFF;  // not the magic: H1
+  for (int outcome = 0; outcome < 3; ++outcome) {
+    const Buffer& b = outcome == 1 ? bad : good;
+    RangeValidator v(b.size());
+    while (const auto want = v.NextRange()) {
+      if (outcome == 2 && want->offset > 0) {
+        v.ReaderFailed("gone");
+        break;
+      }
+      const std::span<std::uint8_t> buf = v.Buffer();
+      ASSERT_EQ(buf.size(), want->length);
+      std::memcpy(buf.data(), b.data() + want->offset, buf.size());
+      v.Filled();
+    }
+    const RangeStatus status = v.status();
+    const RangeStatus expected[] = {RangeStatus::kComplete, RangeStatus::kRejected,
+                                    RangeStatus::kReadFailed};
+    ASSERT_EQ(status, expected[outcome]);
+    const std::uint64_t reads = v.reads();
+    const std::uint64_t bytes_read = v.bytes_read();
+    for (int round = 0; round < 2; ++round) {
+      EXPECT_FALSE(v.NextRange().has_value()) << outcome;
+      EXPECT_TRUE(v.Buffer().empty()) << outcome;
+      EXPECT_EQ(v.Filled(), status) << outcome;
+      EXPECT_EQ(v.Provide(std::span(b).first(64)), status) << outcome;
+      EXPECT_EQ(v.Provide({}), status) << outcome;
+      EXPECT_EQ(v.ReaderFailed("late"), status) << outcome;
+      EXPECT_EQ(v.status(), status);
+      EXPECT_EQ(v.reads(), reads) << outcome;
+      EXPECT_EQ(v.bytes_read(), bytes_read) << outcome;
+    }
+    if (outcome == 0) {
+      EXPECT_EQ(v.directory().tensor_count(), 2u);
+      EXPECT_EQ(v.directory().tensor(0).name, "alpha");
+    } else if (outcome == 1) {
+      EXPECT_EQ(v.error().rule, Rule::H1);
+    } else {
+      EXPECT_EQ(v.read_error(), "gone");
+    }
+  }
+}
+
 // The pull API by hand, with Buffer() and Filled(), and a validator moved
 // after the verdict: the directory still refers to the kept bytes.
 TEST(RangeReads, PullApiAndMove) {

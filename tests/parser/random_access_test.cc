@@ -413,6 +413,41 @@ TEST(RangeReads, ReaderFailureIsNotAVerdict) {
   EXPECT_TRUE(done.read_error().empty());
 }
 
+// merge_gap is clamped to max_range / 2 (and max_range to at least 1): a
+// request never spends more than half its length on covered bytes. Two gaps
+// 400 covered bytes apart are read in one request when max_range is 1,000
+// and merge_gap is anything from 401 up (clamped to 500), in two below.
+TEST(RangeReads, MergeGapIsClampedToHalfTheMaxRange) {
+  testing::TensorSpec small;  // f32 [2]: 8 bytes, then a gap of 56
+  testing::TensorSpec large;  // f32 [100]: 400 bytes, then a gap of 48
+  large.shape[0] = 100;
+  const Buffer b = testing::Build({{small, large, small}, {}, {}});
+  auto run = [&](std::uint64_t merge_gap, std::uint64_t max_range) {
+    RangeOptions o;
+    o.merge_gap = merge_gap;
+    o.max_range = max_range;
+    RangeValidator v(b.size(), o);
+    while (const auto want = v.NextRange()) {
+      v.Provide(std::span(b).subspan(want->offset, want->length));
+    }
+    EXPECT_EQ(v.status(), RangeStatus::kComplete);
+    return v;
+  };
+  const RangeValidator huge = run(UINT64_MAX, 1000);
+  EXPECT_EQ(huge.options().merge_gap, 500u);
+  EXPECT_EQ(huge.options().max_range, 1000u);
+  const RangeValidator apart = run(400, 1000);
+  const RangeValidator merged = run(401, 1000);
+  // One read fewer and the 400 covered bytes more.
+  EXPECT_EQ(huge.reads(), merged.reads());
+  EXPECT_EQ(huge.bytes_read(), merged.bytes_read());
+  EXPECT_EQ(merged.reads() + 1, apart.reads());
+  EXPECT_EQ(merged.bytes_read(), apart.bytes_read() + 400);
+  EXPECT_EQ(run(UINT64_MAX, 7).options().merge_gap, 3u);
+  EXPECT_EQ(run(UINT64_MAX, 0).options().max_range, 1u);
+  EXPECT_EQ(run(UINT64_MAX, 0).options().merge_gap, 0u);
+}
+
 // Once the status is not kNeedRange the validator wants nothing and takes
 // nothing: no range, an empty Buffer(), and Filled()/Provide() that change
 // neither the verdict nor the counts, whatever bytes a confused caller hands

@@ -50,6 +50,7 @@ import io
 import json
 import os
 import random
+import resource
 import signal
 import re
 import shutil
@@ -512,18 +513,38 @@ def load_coverage(spec):
     return Coverage(json.loads(maps[-1].read_text()), exact=False) if maps else None
 
 
+# Not exit statuses (a process killed by signal N returns -N).
+TIMED_OUT_WAITING = -1000  # the machine was busy: worth a second, longer chance
+TIMED_OUT_SPINNING = -1001  # it had a core and used it: a loop, killed at once
+
+
+def timeout_kind(cpu_seconds, wall_seconds):
+    """A test binary that ran out its time while it held a core for at least
+    half of it was computing, not waiting for a loaded machine: a mutant that
+    loops (a loop bound or a cursor that no longer moves). A second chance at
+    three times the time would only cost minutes. One that was mostly off the
+    CPU (a machine busy with builds, or a wait) gets the second chance."""
+    return TIMED_OUT_SPINNING if cpu_seconds >= 0.5 * wall_seconds else TIMED_OUT_WAITING
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run_capture(cmd, cwd, timeout, env=None):
-    """(exit status or -1 on timeout, output)."""
+    """(exit status, or TIMED_OUT_WAITING / TIMED_OUT_SPINNING, output)."""
     with tempfile.TemporaryFile() as out:
         with subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, start_new_session=True,
                               env=env) as p:
+            cpu0, t0 = children_cpu(), time.time()
             try:
                 rc = p.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-                rc = -1
+                p.wait()  # its CPU time (and what it waited for) is counted now
+                rc = timeout_kind(children_cpu() - cpu0, time.time() - t0)
             except BaseException:  # stopped (a signal): the tests stop too
                 os.killpg(p.pid, signal.SIGKILL)
                 raise
@@ -539,7 +560,8 @@ def killer_of(output, fallback, rc=1):
         return m.group(1)
     runs = re.findall(r"^\[ RUN      \] (\S+)", output, re.M)
     if runs:
-        return runs[-1] + (" (timed out)" if rc == -1 else " (crashed)")
+        return runs[-1] + (" (timed out)" if rc in (TIMED_OUT_WAITING, TIMED_OUT_SPINNING)
+                           else " (crashed)")
     m = re.search(r"^\s*\d+ - (\S+) \(", output, re.M)
     if m:
         return m.group(1)
@@ -620,7 +642,7 @@ class Runner:
             cwd = self.build / "tests" if label != "ctest" else self.tree
             timeout = max(30.0, self.factor * cost)
             rc, output = run_capture(cmd, cwd, timeout)
-            if rc == -1:  # on a loaded machine: a second chance with three times as long
+            if rc == TIMED_OUT_WAITING:  # a loaded machine: a second chance, three times as long
                 rc, output = run_capture(cmd, cwd, 3 * timeout)
             if rc != 0:
                 return killer_of(output, label, rc)
@@ -629,7 +651,7 @@ class Runner:
     def run_entries(self, entries, timeouts):
         for e in entries:
             rc, output = run_capture(test_command(self.build, e), self.tree, timeouts[e])
-            if rc == -1:  # on a loaded machine: a second chance with three times as long
+            if rc == TIMED_OUT_WAITING:  # a loaded machine: a second chance, three times as long
                 rc, output = run_capture(test_command(self.build, e), self.tree,
                                          3 * timeouts[e])
             if rc != 0:

@@ -4,6 +4,7 @@ tests run, and what the ledger keeps (no build: the parts are pure)."""
 import re
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -124,10 +125,31 @@ class Selection(unittest.TestCase):
         self.assertFalse(mutate.reusable(row, {}, "t"))
         self.assertTrue(mutate.reusable(dict(row, result="equivalent"), {}, "t"))
 
+    def test_a_timeout_spent_computing_gets_no_second_chance(self):
+        self.assertEqual(mutate.timeout_kind(29.0, 30.0), mutate.TIMED_OUT_SPINNING)
+        self.assertEqual(mutate.timeout_kind(15.0, 30.0), mutate.TIMED_OUT_SPINNING)
+        self.assertEqual(mutate.timeout_kind(14.0, 30.0), mutate.TIMED_OUT_WAITING)
+        self.assertEqual(mutate.timeout_kind(0.0, 30.0), mutate.TIMED_OUT_WAITING)
+
+    def test_a_timed_out_command_is_stopped_and_its_kind_told(self):
+        # Sleeping uses no CPU: always "waiting". A loop's share of a core
+        # depends on the machine's load, so only "a timeout" is asserted.
+        t0 = time.time()
+        rc, _ = mutate.run_capture([sys.executable, "-c", "import time; time.sleep(60)"], ROOT,
+                                   1.0)
+        self.assertEqual(rc, mutate.TIMED_OUT_WAITING)
+        rc, _ = mutate.run_capture([sys.executable, "-c", "while True: pass"], ROOT, 1.0)
+        self.assertIn(rc, (mutate.TIMED_OUT_SPINNING, mutate.TIMED_OUT_WAITING))
+        self.assertLess(time.time() - t0, 30.0)
+
     def test_killer_is_the_first_failed_test_or_the_crashed_one(self):
         out = "[ RUN      ] A.One\n[       OK ] A.One\n[ RUN      ] A.Two\n"
         self.assertEqual(mutate.killer_of(out, "bin", -6), "A.Two (crashed)")
-        self.assertEqual(mutate.killer_of(out, "bin", -1), "A.Two (timed out)")
+        self.assertEqual(mutate.killer_of(out, "bin", mutate.TIMED_OUT_WAITING),
+                         "A.Two (timed out)")
+        self.assertEqual(mutate.killer_of(out, "bin", mutate.TIMED_OUT_SPINNING),
+                         "A.Two (timed out)")
+        self.assertEqual(mutate.killer_of(out, "bin", -1), "A.Two (crashed)")  # SIGHUP
         out += "x.cc:3: Failure\n[  FAILED  ] A.Two (0 ms)\n"
         self.assertEqual(mutate.killer_of(out, "bin"), "A.Two")
         self.assertEqual(mutate.killer_of("nothing", "bin"), "bin")

@@ -111,9 +111,27 @@ std::optional<ContentRange> ParseContentRange(std::string_view v) {
   return ContentRange{*first, *last, *total};
 }
 
+// The status code of a status line (RFC 9112 section 4: HTTP-version SP
+// 3DIGIT SP [reason]), or 0 when the line is not of that shape. curl takes
+// "HTTP/1.1  206" (two spaces) and "HTTP/1.1 206x" as 206; kiln does not
+// guess what such a server meant.
+int StatusCode(std::string_view line) {
+  line = Trim(line);
+  const std::size_t space = line.find(' ');
+  if (space == std::string_view::npos || line.size() < space + 4) return 0;
+  if (line.size() > space + 4 && line[space + 4] != ' ') return 0;
+  int code = 0;
+  for (const char c : line.substr(space + 1, 3)) {
+    if (c < '0' || c > '9') return 0;
+    code = code * 10 + (c - '0');
+  }
+  return code;
+}
+
 // The headers of one reply (the last one, after redirects and 1xx replies).
 struct Reply {
-  int status = 0;
+  int status = 0;           // 0: the status line had no status code
+  std::string status_line;  // as received (what Shown() shows of it)
   std::optional<std::string> content_range;
   std::optional<std::string> content_length;
   std::optional<std::string> content_encoding;
@@ -121,6 +139,12 @@ struct Reply {
   std::optional<std::string> last_modified;
   std::string conflict;  // a header given twice with different values
 };
+
+// "HTTP 404", or the status line when it has no status code.
+std::string Answer(const Reply& r) {
+  if (r.status != 0) return absl::StrFormat("HTTP %d", r.status);
+  return "a status line without a status code (" + Shown(r.status_line) + ")";
+}
 
 void CurlInitOnce() {
   static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
@@ -197,11 +221,8 @@ std::size_t Http::OnHeader(char* data, std::size_t size, std::size_t n, void* se
   const std::string_view line(data, bytes);
   if (line.size() >= 5 && line.substr(0, 5) == "HTTP/") {
     self.reply_ = Reply{};  // a new reply (after a redirect or a 1xx)
-    const std::size_t space = line.find(' ');
-    if (space != std::string_view::npos && line.size() >= space + 4) {
-      const auto code = ParseU64(line.substr(space + 1, 3));
-      if (code) self.reply_.status = static_cast<int>(*code);
-    }
+    self.reply_.status = StatusCode(line);
+    self.reply_.status_line = Trim(line).substr(0, kShownBytes + 1);  // Shown() marks the cut
     return bytes;
   }
   const std::size_t colon = line.find(':');
@@ -386,8 +407,8 @@ bool Http::CheckPart(std::string* why) const {
     return false;
   }
   if (reply_.status != 206) {
-    *why = absl::StrFormat("the server answered HTTP %d to a request for bytes %d-%d",
-                           reply_.status, asked_first, asked_last);
+    *why = absl::StrFormat("the server answered %s to a request for bytes %d-%d", Answer(reply_),
+                           asked_first, asked_last);
     return false;
   }
   if (!reply_.content_range) {
@@ -462,7 +483,7 @@ bool Http::CheckFirst(std::string* why) {
     discard_ = true;
     return true;
   }
-  *why = absl::StrFormat("the server answered HTTP %d to a request for bytes 0-%d", reply_.status,
+  *why = absl::StrFormat("the server answered %s to a request for bytes 0-%d", Answer(reply_),
                          kFirstBytes - 1);
   return false;
 }

@@ -214,6 +214,10 @@ EXPECT = {
     "500": b"answered HTTP 500",
     "no-size": b"Content-Range: bytes 0-63/* for bytes 0-63",
     "junk-number": b"x for bytes 64-",
+    "status-space": b"answered a status line without a status code (HTTP/1.1  206 Partial Content)"
+                    b" to a request for bytes 0-",
+    "status-suffix": b"answered a status line without a status code (HTTP/1.1 206x Partial "
+                     b"Content) to a request for bytes 0-",
 }
 BEHAVES = ("good", "redirect-once", "ows", "zeros")
 

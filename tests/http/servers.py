@@ -78,6 +78,10 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
     "redirect-ftp"  302 to ftp://127.0.0.1:PORT/file.klnt
     "404", "500"    that status on every request
     "no-size"       HEAD without Content-Length; 206 with Content-Range
+    "status-space"  behaves, but every status line has two spaces before its
+                    code ("HTTP/1.1  206 Partial Content"; curl reads 206)
+    "status-suffix" behaves, but every status code has a letter after it
+                    ("HTTP/1.1 206x Partial Content"; curl reads 206)
                     total "*" ("bytes 0-63/*")
 
 `size` of the ranged replies is len(body). The server runs in threads; the
@@ -266,7 +270,7 @@ HOSTILE_MODES = (
     "long", "long-nolen",
     "gzip", "changes", "changes-lm", "changes-evil", "drip", "stall", "endless", "endless-200",
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "500", "no-size",
-    "ows", "zeros", "junk-number",
+    "ows", "zeros", "junk-number", "status-space", "status-suffix",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -297,7 +301,21 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._answer(head=False)
 
     def _send(self, status, headers, body=b"", head=False):
-        self.send_response(status)
+        mode = self.server.owner.mode
+        if mode == "status-space":  # the line's version field, then its separator
+            self.protocol_version = "HTTP/1.1 "
+            self.send_response(status)
+            self.protocol_version = "HTTP/1.1"
+        elif mode == "status-suffix":  # send_response, with a letter after the code
+            self.log_request(status)
+            if not hasattr(self, "_headers_buffer"):
+                self._headers_buffer = []
+            self._headers_buffer.append(b"HTTP/1.1 %dx %s\r\n"
+                                        % (status, self.responses[status][0].encode()))
+            self.send_header("Server", self.version_string())
+            self.send_header("Date", self.date_time_string())
+        else:
+            self.send_response(status)
         ows = self.server.owner.mode == "ows"
         if self.server.owner.mode == "zeros":
             headers = [(k, re.sub(r"[0-9]+", lambda d: d.group(0).zfill(24), v)

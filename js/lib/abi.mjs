@@ -588,7 +588,9 @@ export class Kiln {
     if (!this.#broken) this.#call(() => this.#m._kiln_ranges_fail(r, 0, 0));
   }
 
-  // The verdict with bytesRead and reads; null after a read failure.
+  // The verdict with bytesRead and reads; { readError: message } when the
+  // handle settled on KILN_READ_FAILED by itself (a directory region that
+  // does not fit in this address space).
   _rangesResult(r, inspect) {
     return this.#call(() => {
       const m = this.#m;
@@ -609,7 +611,7 @@ export class Kiln {
         if (inspect && m._kiln_ranges_header(r, this.#hdr) === OK) out.header = this.#readHeader(this.#hdr);
         return { ...out, ...counts };
       }
-      if (status === READ_FAILED) return null;
+      if (status === READ_FAILED) return { readError: this.#readError().message };
       throw this.#failure(status, 'the range validator\'s verdict', this.#readError().message);
     });
   }

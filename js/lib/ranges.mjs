@@ -48,7 +48,7 @@ export async function validateRanges(kiln, where, inspect, size, readRange, opti
       kiln._rangesFill(r, got);
     }
     const result = kiln._rangesResult(r, inspect);
-    if (result === null) throw ioError(where, 'the reader failed');
+    if (result.readError !== undefined) throw ioError(where, result.readError);
     // The block map of this verdict, from the bytes the handle kept.
     if (inspect && ro.map) result.map = normaliseMap(kiln._rangesMap(r));
     return result;

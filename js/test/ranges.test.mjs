@@ -184,3 +184,42 @@ test('mergeGap 0: a valid block\'s payload is not read, only its directory regio
   assert.equal(got.ok, true);
   assert.equal(got.bytesRead, base); // the header and directory region, not the 8 payload bytes
 });
+
+test('a directory region past the 32-bit address space: ERR_KILN_IO after the header, never a verdict', async () => {
+  // 2^24 descriptors: payload_base = 64 + 2^31, more than a wasm32 vector
+  // can hold (PTRDIFF_MAX). H1..H8 hold for a file of exactly that size, so
+  // the validator would next want the directory region: it says it cannot
+  // keep it, having read the header only.
+  const header = new Uint8Array(64);
+  const view = new DataView(header.buffer);
+  header.set([0x4b, 0x4c, 0x4e, 0x54, 2, 0x02]);
+  view.setUint32(8, 2 ** 24, true); // tensor_count
+  view.setBigUint64(24, 2n ** 31n, true); // directory_bytes = 128 * tensor_count
+  const size = 64 + 2 ** 31;
+  const asked = [];
+  const read = async (offset, length) => {
+    asked.push([offset, length]);
+    assert.equal(offset, 0, 'only the header is read');
+    return header.slice(0, length);
+  };
+  await assert.rejects(kiln.validateRanges(size, read), (e) => {
+    assert.equal(e.code, 'ERR_KILN_IO', e.message);
+    assert.match(e.message, /the 2147483712-byte directory region does not fit in memory/);
+    return true;
+  });
+  assert.deepEqual(asked, [[0, 64]]);
+  // One tensor fewer (2^31 - 64 bytes of directory region) is not refused
+  // for its size: the validator asks for the directory region.
+  view.setUint32(8, 2 ** 24 - 1, true);
+  view.setBigUint64(24, 2n ** 31n - 128n, true);
+  asked.length = 0;
+  const fewer = async (offset, length) => {
+    asked.push([offset, length]);
+    if (offset === 0) return header.slice(0, length);
+    throw new Error('not served');
+  };
+  await assert.rejects(kiln.validateRanges(64 + 2 ** 31 - 128, fewer), (e) => e.code === 'ERR_KILN_IO' && /not served/.test(e.message));
+  assert.equal(asked.length, 2);
+  assert.equal(asked[1][0], 64);
+});
+

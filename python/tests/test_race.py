@@ -5,6 +5,7 @@ buffer that is not bytes or a mapping; a mapping's directory is its own
 copy)."""
 
 import os
+import sys
 import struct
 import threading
 import time
@@ -117,3 +118,47 @@ def test_buffer_changed_while_the_table_is_built_is_not_seen():
         after_verdict += 1
         assert (records[LAST].shape, records[LAST].length) == ((2,), 8), k
     assert after_verdict > 0, "no change landed while the table was built"
+
+
+def other_thread_ran(source, rounds, until_seen=False):
+    """Validates source `rounds` times; returns in how many of them another
+    Python thread ran meanwhile. The switch interval is an hour, so that
+    thread can take the GIL only while the call has released it."""
+    counter = [0]
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            counter[0] += 1
+            time.sleep(0)  # gives the GIL back at once
+
+    old = sys.getswitchinterval()
+    thread = threading.Thread(target=count)
+    thread.start()
+    seen = 0
+    try:
+        sys.setswitchinterval(3600)
+        for _ in range(rounds):
+            before = counter[0]
+            kiln.validate(source)
+            if counter[0] != before:
+                seen += 1
+                if until_seen:
+                    break
+    finally:
+        sys.setswitchinterval(old)
+        stop.set()
+        thread.join()
+    return seen
+
+
+def test_the_gil_is_released_for_bytes_and_held_for_a_bytearray():
+    # docs/python.md, "Threads and the GIL": bytes cannot change, so other
+    # threads run while they are parsed; a bytearray (or a read-only view of
+    # one) could be changed by them, so it is parsed with the GIL held.
+    block = kiln.numpy.save({f"t{i}": np.zeros(2, np.float32) for i in range(8000)})
+    assert other_thread_ran(block, 200, until_seen=True) == 1  # the probe works
+    assert other_thread_ran(memoryview(block), 200, until_seen=True) == 1
+    held = bytearray(block)
+    assert other_thread_ran(held, 10) == 0
+    assert other_thread_ran(memoryview(held).toreadonly(), 10) == 0

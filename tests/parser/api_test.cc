@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "kiln/kiln.h"
+#include "kiln/stable_prefix.h"
 #include "support/block_builder.h"
 
 namespace kiln {
@@ -108,6 +109,31 @@ TEST(Api, ReadHeaderGivesBlockLengthFromTheFirst64Bytes) {
   const Result<HeaderInfo> cut = ReadHeader(std::span(b).first(40));
   ASSERT_FALSE(cut.ok());
   EXPECT_EQ(cut.error().rule, Rule::H3);
+}
+
+// The snapshot a mapped reader keeps (kiln/stable_prefix.h): a Kiln block's
+// directory region, else the first 16 MiB of anything else, never more than
+// the bytes there are.
+TEST(Api, StablePrefixIsTheDirectoryRegionOrTheForeignCap) {
+  const Buffer b = Build(Rich());
+  const Result<HeaderInfo> h = ReadHeader(b);
+  ASSERT_TRUE(h.ok());
+  const std::uint64_t base = h.value().payload_base;
+  ASSERT_LT(base, b.size());
+  EXPECT_EQ(StablePrefixLength(b), base);
+  EXPECT_EQ(StablePrefixLength(std::span(b).first(base)), base);
+  EXPECT_EQ(StablePrefixLength(std::span(b).first(base - 1)), base - 1);  // cut in the heap
+  EXPECT_EQ(StablePrefixLength(std::span(b).first(64)), 64u);
+  // Not a block (or a header that fails H1..H7): the foreign cap.
+  EXPECT_EQ(StablePrefixLength(std::span(b).first(63)), 63u);
+  EXPECT_EQ(StablePrefixLength({}), 0u);
+  Buffer npy(kForeignStablePrefix + 100, 0x20);
+  npy[0] = 0x93;
+  EXPECT_EQ(StablePrefixLength(npy), kForeignStablePrefix);
+  EXPECT_EQ(StablePrefixLength(std::span(npy).first(100)), 100u);
+  Buffer bad_version = b;
+  bad_version[4] = 3;
+  EXPECT_EQ(StablePrefixLength(bad_version), b.size());  // smaller than the cap
 }
 
 TEST(Api, PrefixModeFindsTheBlockInAStream) {

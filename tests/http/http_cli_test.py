@@ -211,6 +211,7 @@ EXPECT = {
     "redirect-file": b"only http:// and https:// are followed",
     "redirect-ftp": b"only http:// and https:// are followed",
     "404": b"answered HTTP 404",
+    "429": b"answered HTTP 429 to a request for bytes 0-",
     "500": b"answered HTTP 500",
     "no-size": b"Content-Range: bytes 0-63/* for bytes 0-63",
     "junk-number": b"x for bytes 64-",
@@ -219,7 +220,7 @@ EXPECT = {
     "status-suffix": b"answered a status line without a status code (HTTP/1.1 206x Partial "
                      b"Content) to a request for bytes 0-",
 }
-BEHAVES = ("good", "redirect-once", "ows", "zeros")
+BEHAVES = ("good", "redirect-once", "ows", "zeros", "no-reason")
 
 
 def test_hostile(kiln, golden):

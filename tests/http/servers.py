@@ -76,12 +76,14 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
     "redirect-loop" 302 to another path, which redirects back, for ever
     "redirect-file" 302 to file:///etc/passwd
     "redirect-ftp"  302 to ftp://127.0.0.1:PORT/file.klnt
-    "404", "500"    that status on every request
+    "404", "429", "500"  that status on every request
     "no-size"       HEAD without Content-Length; 206 with Content-Range
     "status-space"  behaves, but every status line has two spaces before its
                     code ("HTTP/1.1  206 Partial Content"; curl reads 206)
     "status-suffix" behaves, but every status code has a letter after it
                     ("HTTP/1.1 206x Partial Content"; curl reads 206)
+    "no-reason"     behaves, with an empty reason phrase ("HTTP/1.1 206 ":
+                    RFC 9112 section 4 allows it)
                     total "*" ("bytes 0-63/*")
 
 `size` of the ranged replies is len(body). The server runs in threads; the
@@ -269,8 +271,8 @@ HOSTILE_MODES = (
     "good", "ignore-range", "wrong-total", "wrong-start", "short", "short-close", "short-nolen",
     "long", "long-nolen",
     "gzip", "changes", "changes-lm", "changes-evil", "drip", "stall", "endless", "endless-200",
-    "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "500", "no-size",
-    "ows", "zeros", "junk-number", "status-space", "status-suffix",
+    "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "429", "500",
+    "no-size", "ows", "zeros", "junk-number", "status-space", "status-suffix", "no-reason",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -314,6 +316,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                                         % (status, self.responses[status][0].encode()))
             self.send_header("Server", self.version_string())
             self.send_header("Date", self.date_time_string())
+        elif mode == "no-reason":
+            self.send_response(status, "")
         else:
             self.send_response(status)
         ows = self.server.owner.mode == "ows"
@@ -346,7 +350,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             validators.append(("ETag", etag))
         size = len(body)
 
-        if mode in ("404", "500"):
+        if mode in ("404", "429", "500"):
             text = b"no\n"
             return self._send(int(mode), [("Content-Length", str(len(text)))], text, head)
         if mode == "redirect-once" and self.path != "/real.klnt":

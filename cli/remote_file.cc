@@ -41,6 +41,22 @@ StreamOutcome ValidateUrl(const std::string& url, const Options& options) {
   return verdict;
 }
 
+int HttpStatusCode(std::string_view line) {
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r' ||
+                           line.back() == '\n')) {
+    line.remove_suffix(1);
+  }
+  const std::size_t space = line.find(' ');
+  if (space == std::string_view::npos || line.size() < space + 4) return 0;
+  if (line.size() > space + 4 && line[space + 4] != ' ') return 0;
+  int code = 0;
+  for (const char c : line.substr(space + 1, 3)) {
+    if (c < '0' || c > '9') return 0;
+    code = code * 10 + (c - '0');
+  }
+  return code;
+}
+
 #ifndef KILN_HAVE_CURL
 
 bool UrlsSupported() { return false; }
@@ -111,26 +127,9 @@ std::optional<ContentRange> ParseContentRange(std::string_view v) {
   return ContentRange{*first, *last, *total};
 }
 
-// The status code of a status line (RFC 9112 section 4: HTTP-version SP
-// 3DIGIT SP [reason]), or 0 when the line is not of that shape. curl takes
-// "HTTP/1.1  206" (two spaces) and "HTTP/1.1 206x" as 206; kiln does not
-// guess what such a server meant.
-int StatusCode(std::string_view line) {
-  line = Trim(line);
-  const std::size_t space = line.find(' ');
-  if (space == std::string_view::npos || line.size() < space + 4) return 0;
-  if (line.size() > space + 4 && line[space + 4] != ' ') return 0;
-  int code = 0;
-  for (const char c : line.substr(space + 1, 3)) {
-    if (c < '0' || c > '9') return 0;
-    code = code * 10 + (c - '0');
-  }
-  return code;
-}
-
 // The headers of one reply (the last one, after redirects and 1xx replies).
 struct Reply {
-  int status = 0;           // 0: the status line had no status code
+  int status = 0;           // 0: the status line had no status code (HttpStatusCode)
   std::string status_line;  // as received (what Shown() shows of it)
   std::optional<std::string> content_range;
   std::optional<std::string> content_length;
@@ -221,7 +220,7 @@ std::size_t Http::OnHeader(char* data, std::size_t size, std::size_t n, void* se
   const std::string_view line(data, bytes);
   if (line.size() >= 5 && line.substr(0, 5) == "HTTP/") {
     self.reply_ = Reply{};  // a new reply (after a redirect or a 1xx)
-    self.reply_.status = StatusCode(line);
+    self.reply_.status = HttpStatusCode(line);
     self.reply_.status_line = Trim(line).substr(0, kShownBytes + 1);  // Shown() marks the cut
     return bytes;
   }

@@ -22,6 +22,13 @@ namespace kiln::cli {
 // reached as ./http://...
 [[nodiscard]] bool IsUrl(std::string_view name);
 
+// The status code of an HTTP/1 status line (RFC 9112 section 4: HTTP-version
+// SP 3DIGIT SP [reason-phrase], then CR LF), or 0 when the line is not of
+// that shape. curl takes "HTTP/1.1  206" (two spaces) and "HTTP/1.1 206x" as
+// 206; kiln does not guess what such a server meant (an I/O error naming the
+// line).
+[[nodiscard]] int HttpStatusCode(std::string_view status_line);
+
 // Whether this kiln was built with libcurl (else every URL is an I/O error).
 [[nodiscard]] bool UrlsSupported();
 

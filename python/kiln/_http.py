@@ -67,6 +67,33 @@ def _eio(message: str) -> OSError:
     return OSError(errno.EIO, message)
 
 
+# RFC 9112 section 4: HTTP-version SP 3DIGIT [SP reason-phrase] CRLF (an
+# empty reason, or none, is taken; whitespace at the end of the line too).
+_STATUS_LINE = re.compile(rb"(HTTP/[0-9]\.[0-9]) ([0-9]{3})(?: ([^\r\n]*))?\r?\n")
+_MAX_STATUS_LINE = 65536  # http.client's own bound on a header line
+
+
+class _StrictResponse(http.client.HTTPResponse):
+    """http.client splits the status line on runs of whitespace, so it reads
+    "HTTP/1.1  206" (two spaces) as 206; this response refuses every line
+    that is not of the RFC's shape (BadStatusLine, an I/O error), as
+    `kiln validate URL` does (cli/remote_file.h, HttpStatusCode)."""
+
+    def _read_status(self):  # http.client's hook: (version, status, reason)
+        line = self.fp.readline(_MAX_STATUS_LINE + 1)
+        if len(line) > _MAX_STATUS_LINE:
+            raise http.client.LineTooLong("status line")
+        if not line:
+            raise http.client.RemoteDisconnected("the server closed the connection "
+                                                 "without an answer")
+        m = _STATUS_LINE.fullmatch(line)
+        if m is None:
+            raise http.client.BadStatusLine("a status line without a status code: %r"
+                                            % line.rstrip(b"\r\n")[:160])
+        reason = (m.group(3) or b"").decode("iso-8859-1").rstrip(" \t")
+        return m.group(1).decode("ascii"), int(m.group(2)), reason
+
+
 class HTTPRangeFile(io.RawIOBase):
     """A read-only, seekable file: `url`'s body, read by strict range requests."""
 
@@ -137,6 +164,7 @@ class HTTPRangeFile(io.RawIOBase):
         else:
             conn = http.client.HTTPConnection(parts.hostname, parts.port,
                                               timeout=self.idle_timeout)
+        conn.response_class = _StrictResponse
         self._conn, self._origin = conn, origin
         return conn
 

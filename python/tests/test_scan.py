@@ -174,12 +174,14 @@ HOSTILE = {
     "drip": "timeout", "stall": "sent nothing", "endless": "Content-Length",
     "endless-200": "HTTP 200", "redirect-loop": "redirects", "redirect-file": "not http",
     "redirect-ftp": "not http", "404": "HTTP 404", "500": "HTTP 500", "no-size": "Content-Length",
-    "junk-number": "Content-Range",
+    "junk-number": "Content-Range", "429": "HTTP 429",
+    "status-space": "a status line without a status code: b'HTTP/1.1  200 OK'",
+    "status-suffix": "a status line without a status code: b'HTTP/1.1 200x OK'",
 }
 
 
 # The servers that behave: a plain one and one that redirects once.
-CONTROLS = ("good", "redirect-once", "ows", "zeros")
+CONTROLS = ("good", "redirect-once", "ows", "zeros", "no-reason")
 
 
 def test_hostile_servers_are_error_rows(client):

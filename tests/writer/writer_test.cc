@@ -350,6 +350,94 @@ TEST(Writer, HeapLimitNamesTheTensor) {
   EXPECT_NE(last.error().message.find("u16"), std::string::npos) << last.error().message;
 }
 
+// The heap's last offset a name may start at is 0xFFFE (0xFFFF means
+// "unnamed"): names filling exactly 0xFFFF bytes leave none for the next one,
+// which Add refuses (H7, naming it); one byte less and it starts at 0xFFFE.
+TEST(Writer, ANameStartingAt0xFFFFIsH7AndAt0xFFFEIsWritten) {
+  for (const std::size_t first : {std::size_t{0xFFFF}, std::size_t{0xFFFE}}) {
+    BlockWriter w;
+    ASSERT_TRUE(w.Add(F32({0}, std::string(first, 'a')), Payload::Bytes({})).ok());
+    const Result<std::uint32_t> next = w.Add(F32({0}, "b"), Payload::Bytes({}));
+    if (first == 0xFFFF) {
+      ASSERT_FALSE(next.ok());
+      EXPECT_EQ(next.error().rule, Rule::H7);
+      EXPECT_EQ(next.error().tensor, 1u);
+      EXPECT_NE(next.error().message.find("would start at heap offset 65535"), std::string::npos)
+          << next.error().message;
+      EXPECT_EQ(w.tensor_count(), 1u);
+      continue;
+    }
+    ASSERT_TRUE(next.ok()) << next.error().ToString();
+    const Result<BlockPlan> plan = w.Plan();
+    ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+    Buffer out;
+    ASSERT_TRUE(plan.value()
+                    .WriteTo([&](std::span<const std::uint8_t> b) {
+                      out.insert(out.end(), b.begin(), b.end());
+                      return true;
+                    })
+                    .ok());
+    const Result<Directory> d = Parse(out);
+    ASSERT_TRUE(d.ok()) << d.error().ToString();
+    EXPECT_EQ(d.value().tensor(1).name, "b");
+  }
+}
+
+// A layout name of 0xFFFF bytes (the most name_len holds) is written whole
+// when it starts at heap offset 0 (an unnamed block); 0x10000 is refused.
+TEST(Writer, ALayoutNameOf0xFFFFBytesIsWritten) {
+  for (const std::size_t size : {std::size_t{0xFFFF}, std::size_t{0x10000}}) {
+    BlockWriter w;
+    TensorRequest r;
+    r.dtype = Dtype::kOpaque;
+    r.layout = std::string(size, 'l');
+    r.block_size = 32;
+    r.shape = {32};
+    const std::vector<std::uint8_t> block(34, 0);
+    const Result<std::uint32_t> added = w.Add(r, Payload::Bytes(block));
+    if (size > 0xFFFF) {
+      ASSERT_FALSE(added.ok());
+      EXPECT_EQ(added.error().rule, Rule::H7);
+      EXPECT_NE(added.error().message.find("65536 bytes does not fit name_len"), std::string::npos)
+          << added.error().message;
+      continue;
+    }
+    ASSERT_TRUE(added.ok()) << added.error().ToString();
+    const Result<BlockPlan> plan = w.Plan();
+    ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+    Buffer out;
+    ASSERT_TRUE(plan.value()
+                    .WriteTo([&](std::span<const std::uint8_t> b) {
+                      out.insert(out.end(), b.begin(), b.end());
+                      return true;
+                    })
+                    .ok());
+    const Result<Directory> d = Parse(out);
+    ASSERT_TRUE(d.ok()) << d.error().ToString();
+    EXPECT_EQ(d.value().tensor(0).layout.size(), 0xFFFFu);
+  }
+}
+
+// A streamed payload may be declared up to 2^64 - 16 bytes long (Add takes
+// it: it starts at 0), but then the block's length, payload_base plus that,
+// passes 2^64 - 1: Plan refuses it (H7) and reads no payload byte.
+TEST(Writer, BlockLengthPast2To64IsH7AtPlan) {
+  BlockWriter w;
+  const std::uint64_t end = ~std::uint64_t{0} - 15;
+  const auto never = [](std::span<std::uint8_t>) {
+    ADD_FAILURE() << "a payload was read";
+    return false;
+  };
+  ASSERT_TRUE(w.Add(F32({end / 4}), Payload::Stream(end, never)).ok());
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().rule, Rule::H7);
+  EXPECT_NE(plan.error().message.find("payload_base 192 + payload_bytes " + std::to_string(end) +
+                                      " exceeds 2^64-1"),
+            std::string::npos)
+      << plan.error().message;
+}
+
 // A rule that needs every tensor (Q5 here: tensor 0's scale is tensor 1,
 // which never comes) fails when the block is laid out (Plan), not in Add:
 // there is then no plan, so nothing can be written.

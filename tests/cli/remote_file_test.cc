@@ -29,6 +29,8 @@ TEST(HttpStatusCode, AnythingElseHasNoCode) {
            "HTTP/1.1  206 Partial Content",  // two spaces
            "HTTP/1.1 206x Partial Content",  // a letter after the code
            "HTTP/1.1 2060 x",                // four digits
+           "HTTP/1.1 2060",                  // four, at the end
+           "HTTP/1.1 206x",                  // a letter, at the end
            "HTTP/1.1 20 OK",                 // two
            "HTTP/1.1 20",                    // two, at the end
            "HTTP/1.1 2",                     // one

@@ -208,6 +208,42 @@ TEST(Writer, StreamThatEndsEarlyIsAnIoError) {
   EXPECT_EQ(out.error().step, WriteError::Step::kPayload);
   EXPECT_EQ(out.error().message,
             "the payload source of tensor 0 ended 100 bytes before its 100 bytes");
+  EXPECT_EQ(out.error().error_number, 0);  // no system call failed
+  EXPECT_TRUE(out.error().path.empty());
+}
+
+// A sink that refuses bytes stops the writing there: the error names the
+// block offset of the first refused byte (0: the header), and no errno.
+TEST(Writer, SinkRefusalNamesTheOffset) {
+  BlockWriter w;
+  TensorRequest r;
+  r.dtype = Dtype::kU8;
+  r.shape = {100};
+  const std::vector<std::uint8_t> bytes(100, 7);
+  ASSERT_TRUE(w.Add(r, Payload::Bytes(bytes)).ok());
+  ASSERT_TRUE(w.Add(r, Payload::Bytes(bytes)).ok());
+  const Result<BlockPlan> plan = w.Plan();
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  const std::uint64_t base = plan.value().block_length() - 228;  // 100, 28 of padding, 100
+  for (const int refuse_at : {0, 1, 2, 3, 4}) {
+    int calls = 0;
+    std::uint64_t taken = 0;
+    const auto written = plan.value().WriteTo([&](std::span<const std::uint8_t> b) {
+      if (calls++ == refuse_at) return false;
+      taken += b.size();
+      return true;
+    });
+    ASSERT_FALSE(written.ok()) << refuse_at;
+    EXPECT_EQ(written.error().step, WriteError::Step::kWrite);
+    EXPECT_EQ(written.error().error_number, 0);
+    // The header and directory, tensor 0's padding (none), tensor 0, the
+    // padding after it, tensor 1.
+    const std::uint64_t at[] = {0, base, base, base + 100, base + 128};
+    EXPECT_EQ(taken, at[refuse_at]);
+    EXPECT_EQ(written.error().message,
+              "the sink refused the block's bytes at " + std::to_string(at[refuse_at]))
+        << refuse_at;
+  }
 }
 
 // A request that would break a rule fails with the parser's class and rule.

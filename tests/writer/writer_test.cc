@@ -50,6 +50,30 @@ Buffer Rewrite(const Buffer& block) {
   return testing::BlockBytes(w.value());
 }
 
+// A streamed directory (StreamValidator) has no payload views: From refuses
+// it at the first tensor with payload bytes instead of handing back a writer
+// that lacks them.
+TEST(Writer, FromADirectoryWithoutPayloadsIsRefused) {
+  testing::TensorSpec a;
+  a.name = "a";
+  testing::TensorSpec b;
+  b.name = "b";
+  const Buffer block = testing::Build({{a, b}, {}, {}});
+  StreamValidator v;
+  (void)v.Feed(block);
+  ASSERT_EQ(v.Finish(), StreamStatus::kComplete);
+  ASSERT_FALSE(v.directory().has_payloads());
+  const Result<BlockWriter> w = BlockWriter::From(v.directory());
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().tensor, 0u);
+  // The parsed buffer's directory is taken whole.
+  const Result<Directory> d = Parse(block);
+  ASSERT_TRUE(d.ok());
+  const Result<BlockWriter> whole = BlockWriter::From(d.value());
+  ASSERT_TRUE(whole.ok()) << whole.error().ToString();
+  EXPECT_EQ(whole.value().tensor_count(), 2u);
+}
+
 // Parse, write, parse: the same tensors; written again: the same bytes. A
 // valid case whose layout is already canonical comes back byte for byte.
 TEST(Writer, EveryValidGoldenCaseRoundTrips) {

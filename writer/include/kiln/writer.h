@@ -160,6 +160,8 @@ class BlockWriter {
   [[nodiscard]] Result<std::uint32_t> Add(const TensorRequest& request, Payload payload);
 
   // Every tensor of a parsed directory, with payload views into its buffer.
+  // A directory without payloads (a StreamValidator's) fails at its first
+  // tensor with payload bytes, with Add's error.
   [[nodiscard]] static Result<BlockWriter> From(const Directory& directory);
 
   [[nodiscard]] std::uint32_t tensor_count() const {

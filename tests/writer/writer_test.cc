@@ -395,6 +395,19 @@ TEST_P(WriterRequestTest, FailsWithTheParsersRule) {
 INSTANTIATE_TEST_SUITE_P(Writer, WriterRequestTest, ::testing::ValuesIn(BadRequests()),
                          [](const auto& info) { return info.param.label; });
 
+// A default Payload is no bytes: what an empty tensor takes.
+TEST(Writer, ADefaultPayloadIsEmpty) {
+  EXPECT_EQ(Payload{}.size(), 0u);
+  BlockWriter w;
+  ASSERT_TRUE(w.Add(F32({0}, "none"), Payload{}).ok());
+  EXPECT_FALSE(w.Add(F32({1}, "one"), Payload{}).ok());  // f32 [1] needs 4 bytes
+  EXPECT_EQ(w.tensor_count(), 1u);
+  const Buffer out = testing::BlockBytes(w);
+  const Result<Directory> d = Parse(out);
+  ASSERT_TRUE(d.ok()) << d.error().ToString();
+  EXPECT_EQ(d.value().tensor(0).byte_length, 0u);
+}
+
 TEST(Writer, HeapLimitNamesTheTensor) {
   std::vector<std::pair<TensorRequest, std::uint64_t>> tensors;
   BlockWriter w;

@@ -221,7 +221,9 @@ std::size_t Http::OnHeader(char* data, std::size_t size, std::size_t n, void* se
   if (line.size() >= 5 && line.substr(0, 5) == "HTTP/") {
     self.reply_ = Reply{};  // a new reply (after a redirect or a 1xx)
     self.reply_.status = HttpStatusCode(line);
-    self.reply_.status_line = Trim(line).substr(0, kShownBytes + 1);  // Shown() marks the cut
+    // Whole (curl bounds a header line at 100 KiB): Shown() then sees every
+    // character it may show whole and marks the cut.
+    self.reply_.status_line = Trim(line);
     return bytes;
   }
   const std::size_t colon = line.find(':');

@@ -536,6 +536,29 @@ TEST(Gguf, LongValuesAreShortened) {
   EXPECT_NE(text.find("... (1000 items)]"), std::string::npos) << text;
 }
 
+// An array's count is checked against the bytes left at the fewest bytes an
+// element can take (8 for a string: its length): 1,000 empty strings in
+// exactly 8,000 bytes are read, 1,001 in the same bytes are refused before
+// any is.
+TEST(Gguf, AnArrayOfEmptyStringsThatFillsTheFileIsRead) {
+  for (const std::uint64_t count : {1000u, 1001u}) {
+    Gguf g(3, 0, 1);
+    g.Str("tokens").U32(9).U32(8).U64(count);
+    for (int i = 0; i < 1000; ++i) g.U64(0);
+    const auto r = ReadGguf(g.b);
+    if (count == 1000) {
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      EXPECT_EQ(FormatGgufValue(Metadata(r.value()).at(0), 12),
+                "[\"\", \"\", \"\",... (1000 items)]");
+    } else {
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(r.error().message.find("array of 1001 elements cannot fit in the 8000 bytes"),
+                std::string::npos)
+          << r.error().message;
+    }
+  }
+}
+
 // The limit is inclusive: a value of exactly max_chars characters is shown
 // whole (no "..." that would tell a reader it was cut), one more is cut.
 TEST(Gguf, AValueOfExactlyTheLimitIsShownWhole) {

@@ -395,6 +395,15 @@ TEST_P(WriterRequestTest, FailsWithTheParsersRule) {
 INSTANTIATE_TEST_SUITE_P(Writer, WriterRequestTest, ::testing::ValuesIn(BadRequests()),
                          [](const auto& info) { return info.param.label; });
 
+// A WriteError made by its caller names no file, no errno (writer.h: "0
+// when none") and says so.
+TEST(Writer, ADefaultWriteErrorNamesNoFileAndNoErrno) {
+  const WriteError e;
+  EXPECT_TRUE(e.path.empty());
+  EXPECT_EQ(e.error_number, 0);
+  EXPECT_EQ(e.ToString(), "cannot write the block: ");
+}
+
 // A default Payload is no bytes: what an empty tensor takes.
 TEST(Writer, ADefaultPayloadIsEmpty) {
   EXPECT_EQ(Payload{}.size(), 0u);

@@ -70,7 +70,7 @@ def _eio(message: str) -> OSError:
 # RFC 9112 section 4: HTTP-version SP 3DIGIT [SP reason-phrase] CRLF (an
 # empty reason, or none, is taken; whitespace at the end of the line too).
 _STATUS_LINE = re.compile(rb"(HTTP/[0-9]\.[0-9]) ([0-9]{3})(?: ([^\r\n]*))?\r?\n")
-_MAX_STATUS_LINE = 65536  # http.client's own bound on a header line
+_MAX_STATUS_LINE = http.client._MAXLINE  # http.client's own bound on a header line
 
 
 class _StrictResponse(http.client.HTTPResponse):

@@ -373,6 +373,50 @@ TEST(Safetensors, ValidCornerCases) {
   EXPECT_EQ(r.value().tensors[2].name, "\u00fc\U0001F600");
 }
 
+// A \u escape decodes to the shortest UTF-8 sequence: one byte below U+0080,
+// two below U+0800, three below U+10000, four above. The code points on each
+// side of those bounds, and hex digits in either case (a..f, A..F), are read.
+TEST(Safetensors, EscapesAtTheUtf8LengthBoundaries) {
+  const std::pair<std::string_view, std::string_view> names[] = {
+      {R"(\u007f)", "\x7f"},         {R"(\u0080)", "\xc2\x80"},
+      {R"(\u07FF)", "\xdf\xbf"},     {R"(\u0800)", "\xe0\xa0\x80"},
+      {R"(\uffFd)", "\xef\xbf\xbd"}, {R"(\ud800\udc00)", "\xf0\x90\x80\x80"},
+      {R"(\u00aA)", "\xc2\xaa"},     {R"(\u00Af)", "\xc2\xaf"},
+  };
+  std::string json = "{";
+  std::size_t offset = 0;
+  for (const auto& [escaped, utf8] : names) {
+    if (offset > 0) json += ",";
+    json += "\"" + std::string(escaped) + R"(":{"dtype":"U8","shape":[1],"data_offsets":[)" +
+            std::to_string(offset) + "," + std::to_string(offset + 1) + "]}";
+    ++offset;
+  }
+  json += "}";
+  const auto r = ReadSafetensors(St(json, offset));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r.value().tensors.size(), std::size(names));
+  for (std::size_t i = 0; i < std::size(names); ++i) {
+    EXPECT_EQ(r.value().tensors[i].name, names[i].second) << names[i].first;
+  }
+  // A letter past f, in either case, is not a hex digit.
+  for (const std::string_view bad : {R"(\u00g0)", R"(\u00G0)", R"(\u00a`)", R"(\u00a@)"}) {
+    const std::string one =
+        "{\"" + std::string(bad) + R"(":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
+    EXPECT_NE(StError(St(one, 1)).find("bad hex digit in \\u escape"), std::string::npos) << bad;
+  }
+}
+
+// A header whose last byte is a digit ends inside an array: the byte after
+// it belongs to the data, and an 'e' there is not read as an exponent.
+TEST(SafetensorsHostile, AHeaderEndingInADigitIsTruncatedWhateverFollows) {
+  const std::string_view json = R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1)";
+  for (const char next : {'e', 'E', '.', ']', '0'}) {
+    Bytes b = St(json, 0);
+    b.push_back(static_cast<std::uint8_t>(next));
+    EXPECT_EQ(StError(b), "safetensors header byte 50: data_offsets is not [begin, end]") << next;
+  }
+}
+
 TEST(Safetensors, HeaderIsCompactAndPaddedToEight) {
   const std::vector<std::uint64_t> shape = {2, 3};
   const SafetensorsEntry entries[] = {{"a\tb", Dtype::kF32, shape, 24}, {"c", Dtype::kU8, {}, 1}};
@@ -584,6 +628,41 @@ TEST(Gguf, AValueOfExactlyTheLimitIsShownWhole) {
   EXPECT_EQ(FormatGgufValue(Metadata(r.value()).at(0), 80), "[\"" + s + "\"]");
   // One less and the closing bracket is what is cut.
   EXPECT_EQ(FormatGgufValue(Metadata(r.value()).at(0), 79), "[\"" + s + "\"...");
+}
+
+// Signed metadata is sign-extended from its own width: the top bit of an
+// i8, i16 or i32 makes the value negative, alone or in an array.
+TEST(Gguf, SignedIntegersAreShownWithTheirSign) {
+  struct Scalar {
+    std::uint32_t type;  // i8 1, i16 3, i32 5, i64 11
+    std::uint64_t bits;
+    int size;
+    std::string_view shown;
+  };
+  const Scalar scalars[] = {
+      {1, 0xFF, 1, "-1"},
+      {1, 0x80, 1, "-128"},
+      {1, 0x7F, 1, "127"},
+      {3, 0xFFFE, 2, "-2"},
+      {3, 0x8000, 2, "-32768"},
+      {5, 0xFFFFFFFD, 4, "-3"},
+      {11, ~std::uint64_t{3}, 8, "-4"},
+  };
+  Gguf g(3, 0, std::size(scalars) + 1);
+  for (const Scalar& v : scalars) {
+    g.Str(Cat("k", std::string(v.shown))).U32(v.type);
+    PutLe(&g.b, v.bits, v.size);
+  }
+  g.Str("i8s").U32(9).U32(1).U64(3);  // an array of three i8
+  for (const std::uint64_t bits : {0xFF, 0x7F, 0x80}) PutLe(&g.b, bits, 1);
+  const auto r = ReadGguf(g.b);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const std::vector<GgufKeyValue> kv = Metadata(r.value());
+  ASSERT_EQ(kv.size(), std::size(scalars) + 1);
+  for (std::size_t i = 0; i < std::size(scalars); ++i) {
+    EXPECT_EQ(FormatGgufValue(kv[i]), scalars[i].shown) << i;
+  }
+  EXPECT_EQ(FormatGgufValue(kv.back()), "[-1, 127, -128]");
 }
 
 // The type table (the mapping to kiln requests lives in the convert
@@ -799,6 +878,9 @@ TEST(GgufFollowsGgml, FilesAtTheBoundariesAreRead) {
       {"a key of 65535 bytes", long_key.b, 0},
       {"a string of 1000000 bytes", long_string.b, 0},
       {"100000 key/value pairs", many_keys.b, 0},
+      // u8 (0) elements: the count limit is inclusive.
+      {"an array of 1000000 elements",
+       g(0, 1).Str("k").U32(9).U32(0).U64(1'000'000).Zeros(1'000'000).b, 0},
   };
   for (const Case& c : cases) {
     const auto r = ReadGguf(c.file, raised);

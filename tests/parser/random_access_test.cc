@@ -404,10 +404,8 @@ TEST(RangeReads, ReaderFailureIsNotAVerdict) {
   EXPECT_EQ(short_read.Provide(std::span(b).first(63)), RangeStatus::kReadFailed);
   EXPECT_EQ(short_read.read_error(), "the reader returned 63 bytes for the 64 bytes at offset 0");
   // And a failure after the verdict changes nothing.
-  RangeValidator done(b.size());
-  while (const auto want = done.NextRange()) {
-    done.Provide(std::span(b).subspan(want->offset, want->length));
-  }
+  RecordingReader whole{b, {}};
+  RangeValidator done = ValidateRanges(b.size(), whole);
   ASSERT_EQ(done.status(), RangeStatus::kComplete);
   EXPECT_EQ(done.ReaderFailed("late"), RangeStatus::kComplete);
   EXPECT_TRUE(done.read_error().empty());
@@ -426,10 +424,8 @@ TEST(RangeReads, MergeGapIsClampedToHalfTheMaxRange) {
     RangeOptions o;
     o.merge_gap = merge_gap;
     o.max_range = max_range;
-    RangeValidator v(b.size(), o);
-    while (const auto want = v.NextRange()) {
-      v.Provide(std::span(b).subspan(want->offset, want->length));
-    }
+    RecordingReader reader{b, {}};
+    RangeValidator v = ValidateRanges(b.size(), reader, o);
     EXPECT_EQ(v.status(), RangeStatus::kComplete);
     return v;
   };

@@ -450,15 +450,7 @@ TEST(Writer, ANameStartingAt0xFFFFIsH7AndAt0xFFFEIsWritten) {
       continue;
     }
     ASSERT_TRUE(next.ok()) << next.error().ToString();
-    const Result<BlockPlan> plan = w.Plan();
-    ASSERT_TRUE(plan.ok()) << plan.error().ToString();
-    Buffer out;
-    ASSERT_TRUE(plan.value()
-                    .WriteTo([&](std::span<const std::uint8_t> b) {
-                      out.insert(out.end(), b.begin(), b.end());
-                      return true;
-                    })
-                    .ok());
+    const Buffer out = testing::BlockBytes(w);
     const Result<Directory> d = Parse(out);
     ASSERT_TRUE(d.ok()) << d.error().ToString();
     EXPECT_EQ(d.value().tensor(1).name, "b");
@@ -485,15 +477,7 @@ TEST(Writer, ALayoutNameOf0xFFFFBytesIsWritten) {
       continue;
     }
     ASSERT_TRUE(added.ok()) << added.error().ToString();
-    const Result<BlockPlan> plan = w.Plan();
-    ASSERT_TRUE(plan.ok()) << plan.error().ToString();
-    Buffer out;
-    ASSERT_TRUE(plan.value()
-                    .WriteTo([&](std::span<const std::uint8_t> b) {
-                      out.insert(out.end(), b.begin(), b.end());
-                      return true;
-                    })
-                    .ok());
+    const Buffer out = testing::BlockBytes(w);
     const Result<Directory> d = Parse(out);
     ASSERT_TRUE(d.ok()) << d.error().ToString();
     EXPECT_EQ(d.value().tensor(0).layout.size(), 0xFFFFu);

@@ -406,6 +406,18 @@ TEST(Safetensors, EscapesAtTheUtf8LengthBoundaries) {
   }
 }
 
+// A number with a fraction or an exponent is refused as that, where it
+// stands, not later as the punctuation after its integer part.
+TEST(SafetensorsHostile, AFractionOrExponentIsNamed) {
+  for (const std::string_view number : {"1.0", "1e3", "2E0"}) {
+    const std::string json =
+        R"({"x":{"dtype":"U8","shape":[)" + std::string(number) + R"(],"data_offsets":[0,1]}})";
+    EXPECT_EQ(StError(St(json, 1)),
+              "safetensors header byte 29: expected an integer, not a fraction or exponent")
+        << number;
+  }
+}
+
 // A header whose last byte is a digit ends inside an array: the byte after
 // it belongs to the data, and an 'e' there is not read as an exponent.
 TEST(SafetensorsHostile, AHeaderEndingInADigitIsTruncatedWhateverFollows) {

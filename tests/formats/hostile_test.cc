@@ -1,6 +1,8 @@
 // The readers on hostile input: truncation, oversized lengths and counts,
 // overflowing products, malformed headers. Each must fail with a message,
 // never crash and never allocate by an unchecked number.
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -899,6 +901,36 @@ TEST(GgufFollowsGgml, FilesAtTheBoundariesAreRead) {
     ASSERT_TRUE(r.ok()) << c.rule << ": " << r.error().message;
     EXPECT_EQ(r.value().tensors.size(), c.tensors) << c.rule;
   }
+}
+
+// @huggingface/gguf reads at most 10,000,000 tensor infos: a count of exactly
+// that passes the check (and is refused next, by the header-bytes bound: its
+// infos need 240,000,000 bytes), one more is refused by it. The file is an
+// anonymous mapping of zeros long enough for either count to fit, so only
+// its first page is ever touched.
+TEST(GgufLimits, TensorCountAtTheHubLimitIsPastIt) {
+  constexpr std::size_t kBytes = (10'000'001 + 1) * (8 + 4 + 4 + 8);
+  void* map = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  const std::span<std::uint8_t> file(static_cast<std::uint8_t*>(map), kBytes);
+  ReaderLimits raised;
+  raised.max_tensors = 20'000'000;
+  for (const std::uint64_t count : {10'000'000u, 10'000'001u}) {
+    const Gguf header(3, count, 0);
+    std::memcpy(file.data(), header.b.data(), header.b.size());
+    const auto r = ReadGguf(file, raised);
+    ASSERT_FALSE(r.ok()) << count;
+    if (count == 10'000'000u) {
+      EXPECT_EQ(r.error().message,
+                "gguf: 0 key/value pairs and 10000000 tensor infos need at least 240000024 header "
+                "bytes, more than the limit of 48000000 (@huggingface/gguf reads no GGUF header "
+                "past the first 50,000,000 bytes)");
+    } else {
+      EXPECT_EQ(r.error().message,
+                "gguf: tensor_count 10000001 exceeds 10000000, the most @huggingface/gguf reads");
+    }
+  }
+  ::munmap(map, kBytes);
 }
 
 // ggml's gguf.cpp reads each dimension as an int64_t and refuses a negative

@@ -470,9 +470,12 @@ struct Gguf {
   Gguf& Zeros(std::size_t n) { return b.resize(b.size() + n, 0), *this; }
 };
 
-std::string GgufError(const Bytes& b, const ReaderLimits& limits = {}) {
+std::string GgufError(std::span<const std::uint8_t> b, const ReaderLimits& limits = {}) {
   const auto r = ReadGguf(b, limits);
   return r.ok() ? "(accepted)" : r.error().message;
+}
+std::string GgufError(const Bytes& b, const ReaderLimits& limits = {}) {
+  return GgufError(std::span<const std::uint8_t>(b), limits);
 }
 
 std::vector<GgufKeyValue> Metadata(const GgufFile& f) {
@@ -903,34 +906,62 @@ TEST(GgufFollowsGgml, FilesAtTheBoundariesAreRead) {
   }
 }
 
+// A file of `size` zero bytes, as an anonymous mapping: only the pages a
+// test writes (the header) or the reader touches are ever made.
+class ZeroFile {
+ public:
+  explicit ZeroFile(std::size_t size)
+      : map_(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)),
+        size_(size) {}
+  ZeroFile(const ZeroFile&) = delete;
+  ZeroFile& operator=(const ZeroFile&) = delete;
+  ~ZeroFile() {
+    if (ok()) ::munmap(map_, size_);
+  }
+  [[nodiscard]] bool ok() const { return map_ != MAP_FAILED; }
+  // The file with `head` written over its first bytes.
+  std::span<const std::uint8_t> With(const Bytes& head) {
+    std::memcpy(map_, head.data(), head.size());
+    return {static_cast<const std::uint8_t*>(map_), size_};
+  }
+
+ private:
+  void* map_;
+  std::size_t size_;
+};
+
 // @huggingface/gguf reads at most 10,000,000 tensor infos: a count of exactly
 // that passes the check (and is refused next, by the header-bytes bound: its
-// infos need 240,000,000 bytes), one more is refused by it. The file is an
-// anonymous mapping of zeros long enough for either count to fit, so only
-// its first page is ever touched.
+// infos need 240,000,000 bytes), one more is refused by it. The file is long
+// enough for either count's infos to fit.
 TEST(GgufLimits, TensorCountAtTheHubLimitIsPastIt) {
-  constexpr std::size_t kBytes = (10'000'001 + 1) * (8 + 4 + 4 + 8);
-  void* map = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(map, MAP_FAILED);
-  const std::span<std::uint8_t> file(static_cast<std::uint8_t*>(map), kBytes);
+  ZeroFile file((10'000'001 + 1) * (8 + 4 + 4 + 8));
+  ASSERT_TRUE(file.ok());
   ReaderLimits raised;
   raised.max_tensors = 20'000'000;
-  for (const std::uint64_t count : {10'000'000u, 10'000'001u}) {
-    const Gguf header(3, count, 0);
-    std::memcpy(file.data(), header.b.data(), header.b.size());
-    const auto r = ReadGguf(file, raised);
-    ASSERT_FALSE(r.ok()) << count;
-    if (count == 10'000'000u) {
-      EXPECT_EQ(r.error().message,
-                "gguf: 0 key/value pairs and 10000000 tensor infos need at least 240000024 header "
-                "bytes, more than the limit of 48000000 (@huggingface/gguf reads no GGUF header "
-                "past the first 50,000,000 bytes)");
-    } else {
-      EXPECT_EQ(r.error().message,
-                "gguf: tensor_count 10000001 exceeds 10000000, the most @huggingface/gguf reads");
-    }
-  }
-  ::munmap(map, kBytes);
+  EXPECT_EQ(GgufError(file.With(Gguf(3, 10'000'000, 0).b), raised),
+            "gguf: 0 key/value pairs and 10000000 tensor infos need at least 240000024 header "
+            "bytes, more than the limit of 48000000 (@huggingface/gguf reads no GGUF header past "
+            "the first 50,000,000 bytes)");
+  EXPECT_EQ(GgufError(file.With(Gguf(3, 10'000'001, 0).b), raised),
+            "gguf: tensor_count 10000001 exceeds 10000000, the most @huggingface/gguf reads");
+}
+
+// The header-bytes bound is inclusive: counts whose smallest header (24
+// bytes, then 24 a tensor info) is exactly 48,000,000 bytes pass it and
+// the first info is read (here refused: a name of 0 bytes); one tensor
+// more is refused by it.
+TEST(GgufLimits, CountsWhoseLeastHeaderIsTheLimitPass) {
+  ZeroFile file(48'000'000 + 1'000);
+  ASSERT_TRUE(file.ok());
+  ReaderLimits raised;
+  raised.max_tensors = 2'000'000;
+  EXPECT_EQ(GgufError(file.With(Gguf(3, 1'999'999, 0).b), raised),
+            "gguf: tensor name 0 is empty (a Kiln name is at least one byte)");
+  EXPECT_EQ(GgufError(file.With(Gguf(3, 2'000'000, 0).b), raised),
+            "gguf: 0 key/value pairs and 2000000 tensor infos need at least 48000024 header "
+            "bytes, more than the limit of 48000000 (@huggingface/gguf reads no GGUF header past "
+            "the first 50,000,000 bytes)");
 }
 
 // ggml's gguf.cpp reads each dimension as an int64_t and refuses a negative

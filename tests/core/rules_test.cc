@@ -393,5 +393,26 @@ TEST(RuleTable, BaseBlocksAreValid) {
   }
 }
 
+// The caller's limits are inclusive: a block whose tensor_count, name_bytes
+// and block length equal them is read; each one less is H7 at its field.
+TEST(RuleTable, CallerLimitsEqualToTheBlockHold) {
+  const Buffer b = Build(One(F32("abc")));
+  const Limits exact{1, 3, b.size()};
+  ParseOptions o;
+  o.limits = exact;
+  const Result<Directory> r = Parse(b, o);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r.value().header().name_bytes, 3u);
+  const std::pair<Limits, std::uint64_t> lower[] = {
+      {{0, 3, b.size()}, 8}, {{1, 2, b.size()}, 12}, {{1, 3, b.size() - 1}, 16}};
+  for (const auto& [limits, offset] : lower) {
+    o.limits = limits;
+    const Result<Directory> low = Parse(b, o);
+    ASSERT_FALSE(low.ok()) << offset;
+    EXPECT_EQ(low.error().rule, Rule::H7) << offset;
+    EXPECT_EQ(low.error().offset, offset);
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -958,10 +958,43 @@ TEST(GgufLimits, CountsWhoseLeastHeaderIsTheLimitPass) {
   raised.max_tensors = 2'000'000;
   EXPECT_EQ(GgufError(file.With(Gguf(3, 1'999'999, 0).b), raised),
             "gguf: tensor name 0 is empty (a Kiln name is at least one byte)");
-  EXPECT_EQ(GgufError(file.With(Gguf(3, 2'000'000, 0).b), raised),
+  const auto past = ReadGguf(file.With(Gguf(3, 2'000'000, 0).b), raised);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().message,
             "gguf: 0 key/value pairs and 2000000 tensor infos need at least 48000024 header "
             "bytes, more than the limit of 48000000 (@huggingface/gguf reads no GGUF header past "
             "the first 50,000,000 bytes)");
+  EXPECT_EQ(past.error().offset, 8u);  // tensor_count
+  // The hub's bound is named only when it is lower than the caller's own: a
+  // caller's limit of exactly 48,000,000 bytes is the caller's.
+  raised.max_header_bytes = 48'000'000;
+  EXPECT_EQ(GgufError(file.With(Gguf(3, 2'000'000, 0).b), raised),
+            "gguf: 0 key/value pairs and 2000000 tensor infos need at least 48000024 header "
+            "bytes, more than the limit of 48000000");
+}
+
+// A header (metadata included) ending at exactly 48,000,000 bytes is read;
+// one byte more is refused once the value that crosses the bound is read.
+TEST(GgufLimits, AHeaderEndingAtTheLimitIsRead) {
+  for (const std::size_t extra : {0u, 1u}) {
+    // 24 header bytes, 48 entries of a 3-byte key (8 + 3), a type (4) and a
+    // string (8 + its bytes): 1,128 bytes, and 47,998,872 of strings.
+    Gguf g(3, 0, 48);
+    for (int k = 0; k < 48; ++k) {
+      const std::size_t length = (k < 47 ? 1'000'000 : 998'872) + (k == 47 ? extra : 0);
+      g.Str(Cat(k < 10 ? "k0" : "k", std::to_string(k))).U32(8).Str(std::string(length, 's'));
+    }
+    ReaderLimits raised;
+    raised.max_header_bytes = 100'000'000;
+    ASSERT_EQ(g.b.size(), 48'000'000 + extra);
+    if (extra == 0) {
+      EXPECT_EQ(GgufError(g.b, raised), "(accepted)");
+    } else {
+      EXPECT_EQ(GgufError(g.b, raised),
+                "gguf: the header exceeds the limit of 48000000 bytes (@huggingface/gguf reads "
+                "no GGUF header past the first 50,000,000 bytes)");
+    }
+  }
 }
 
 // ggml's gguf.cpp reads each dimension as an int64_t and refuses a negative

@@ -76,5 +76,26 @@ TEST(GoldenManifest, SpecCasesPresent) {
       64u);
 }
 
+// N3's message says which way the heap is wrong: a slice that starts past
+// where the heap continues (a hole), one that starts before it (reordered or
+// overlapping), and one that ends past name_bytes.
+TEST(GoldenMessages, N3SaysHowTheHeapIsWrong) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"n3-hole", "name starts at heap offset 6, but the heap continues at 5 (a hole)"},
+      {"n3-layouts-overlap-names",
+       "layout name starts at heap offset 20, but the heap continues at 21 (reordered or "
+       "overlapping)"},
+      {"n3-slice-past-name-bytes", "name slice [0, 7) ends past name_bytes 6"},
+  };
+  for (const auto& [name, message] : cases) {
+    const testing::Buffer bytes =
+        testing::ReadFile(std::string(testing::GoldenDir()) + "/cases/" + name + ".klnt");
+    const Result<Directory> r = Parse(bytes);
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_EQ(r.error().rule, Rule::N3) << name;
+    EXPECT_EQ(r.error().message, message) << name;
+  }
+}
+
 }  // namespace
 }  // namespace kiln

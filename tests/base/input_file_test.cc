@@ -1,0 +1,60 @@
+// base::InputFile: what the descriptor it opens is, and why it failed.
+#include "kiln/base/input_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "support/temp_dir.h"
+
+namespace kiln {
+namespace {
+
+using base::InputFile;
+using base::InputKind;
+
+TEST(InputFile, ARegularFileIsOpenedWithItsSize) {
+  const testing::ScratchDir dir;
+  const std::string path = dir / "five";
+  std::ofstream(path) << "12345";
+  const InputFile f(path);
+  ASSERT_TRUE(f.ok()) << f.error();
+  EXPECT_EQ(f.kind(), InputKind::kRegular);
+  EXPECT_STREQ(f.kind_name(), "regular file");
+  EXPECT_EQ(f.size(), 5u);
+  EXPECT_GE(f.fd(), 0);
+}
+
+TEST(InputFile, AMissingFileSaysWhy) {
+  const testing::ScratchDir dir;
+  const InputFile f(dir / "absent");
+  EXPECT_FALSE(f.ok());
+  EXPECT_EQ(f.error(), "cannot open: No such file or directory");
+  EXPECT_EQ(f.fd(), -1);
+}
+
+// A process started with standard input closed (a daemon, `kiln validate F
+// 0<&-`) gets descriptor 0 from the first open(): that is a file like any
+// other, not a failure.
+TEST(InputFile, DescriptorZeroIsAFile) {
+  const testing::ScratchDir dir;
+  const std::string path = dir / "three";
+  std::ofstream(path) << "abc";
+  const int saved = ::fcntl(0, F_DUPFD_CLOEXEC, 3);
+  ASSERT_GE(saved, 0);
+  ASSERT_EQ(::close(0), 0);
+  {
+    const InputFile f(path);
+    EXPECT_TRUE(f.ok()) << f.error();
+    EXPECT_EQ(f.fd(), 0);
+    EXPECT_EQ(f.size(), 3u);
+  }  // closes descriptor 0 again
+  ASSERT_EQ(::dup2(saved, 0), 0);
+  ::close(saved);
+}
+
+}  // namespace
+}  // namespace kiln

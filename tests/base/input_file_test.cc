@@ -51,7 +51,8 @@ TEST(InputFile, DescriptorZeroIsAFile) {
     EXPECT_TRUE(f.ok()) << f.error();
     EXPECT_EQ(f.fd(), 0);
     EXPECT_EQ(f.size(), 3u);
-  }  // closes descriptor 0 again
+  }
+  EXPECT_EQ(::fcntl(0, F_GETFD), -1) << "the destructor leaves descriptor 0 open";
   ASSERT_EQ(::dup2(saved, 0), 0);
   ::close(saved);
 }

@@ -892,6 +892,7 @@ TEST(GgufFollowsGgml, FilesAtTheBoundariesAreRead) {
       {"4 dimensions", g(1, 0).Info("w", {2, 1, 1, 2}, 0, 0).Pad(32).Zeros(16).b, 1},
       {"a dimension of 2^32", g(1, 0).Info("w", {4294967296, 0}, 0, 0).Pad(32).b, 1},
       {"general.alignment 2^30", g(0, 1).Str("general.alignment").U32(4).U32(1U << 30).b, 0},
+      {"general.alignment 1 (2^0)", g(0, 1).Str("general.alignment").U32(4).U32(1).b, 0},
       {"a key of 65535 bytes", long_key.b, 0},
       {"a string of 1000000 bytes", long_string.b, 0},
       {"100000 key/value pairs", many_keys.b, 0},

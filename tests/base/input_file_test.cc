@@ -1,13 +1,16 @@
-// base::InputFile: what the descriptor it opens is, and why it failed.
+// base::InputFile and base::MappedInput: what the descriptor opened is, and
+// why opening or mapping failed.
 #include "kiln/base/input_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "kiln/base/mapped_input.h"
 #include "support/temp_dir.h"
 
 namespace kiln {
@@ -55,6 +58,23 @@ TEST(InputFile, DescriptorZeroIsAFile) {
   EXPECT_EQ(::fcntl(0, F_GETFD), -1) << "the destructor leaves descriptor 0 open";
   ASSERT_EQ(::dup2(saved, 0), 0);
   ::close(saved);
+}
+
+std::size_t NoPrefix(std::span<const std::uint8_t>) { return 0; }
+
+// A failure keeps open()'s own errno: a missing file is ENOENT (what a
+// binding turns into FileNotFoundError), not a generic EIO.
+TEST(MappedInput, AFailedOpenKeepsItsErrno) {
+  const testing::ScratchDir dir;
+  const base::MappedInput missing(dir / "absent", &NoPrefix);
+  EXPECT_FALSE(missing.ok());
+  EXPECT_STREQ(missing.what(), "cannot open");
+  EXPECT_EQ(missing.error_number(), ENOENT);
+  EXPECT_EQ(missing.error(), "cannot open: No such file or directory");
+  const base::MappedInput directory(dir.path().string(), &NoPrefix);
+  EXPECT_STREQ(directory.what(), "not a regular file");
+  EXPECT_EQ(directory.error_number(), EINVAL);
+  EXPECT_EQ(directory.error(), "not a regular file (a directory)");
 }
 
 }  // namespace

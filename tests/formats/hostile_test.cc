@@ -755,6 +755,13 @@ TEST(GgufAgreesWithGgufPy, BoundsJustUnderAtAndOver) {
       {"Q4_0 as bytes: ne[0] 2^32 is 2^27 blocks of 18 bytes, times 2^32",
        one({4294967296, 0, 4294967296}, kQ4_0, 0), numpy},
       {"Q4_0 as bytes: 2^27 * 18 * 2^31 < 2^63", one({4294967296, 0, 2147483648}, kQ4_0, 0), ""},
+      // Only ne[0] (numpy's last axis) is counted in blocks: 2^27 blocks of 18
+      // bytes times an outer 3,817,748,707 is under 2^63, times 3,817,748,708
+      // over it (2^63 / (2^27 * 18) is 3,817,748,707.6).
+      {"Q4_0 as bytes: 2^27 * 18 * 3817748707 < 2^63", one({4294967296, 0, 3817748707}, kQ4_0, 0),
+       ""},
+      {"Q4_0 as bytes: 2^27 * 18 * 3817748708 > 2^63", one({4294967296, 0, 3817748708}, kQ4_0, 0),
+       numpy},
       {"Q8_1 with no element", one({32, 0}, kQ8_1, 0), ""},
       {"Q8_1 with 32 elements", one({32}, kQ8_1, 36),
        "Q8_1 with elements is refused: gguf-py would misread it (it sizes a Q8_1 block at 40 "

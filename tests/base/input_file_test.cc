@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
 #include "kiln/base/mapped_input.h"
 #include "support/temp_dir.h"
+#include "support/tmpfs.h"
 
 namespace kiln {
 namespace {
@@ -75,6 +78,22 @@ TEST(MappedInput, AFailedOpenKeepsItsErrno) {
   EXPECT_STREQ(directory.what(), "not a regular file");
   EXPECT_EQ(directory.error_number(), EINVAL);
   EXPECT_EQ(directory.error(), "not a regular file (a directory)");
+}
+
+// "too large to map" is for a length a signed size cannot hold; on a 64-bit
+// target every file fits, so even a sparse file of 2^63-1 bytes (tmpfs
+// allows one) is tried, and the kernel's refusal to map it is reported.
+TEST(MappedInput, AFileOf2Pow63Minus1BytesIsTriedNotCalledTooLarge) {
+  if (sizeof(std::size_t) < 8) GTEST_SKIP() << "a 64-bit target";
+  const testing::SmallTmpfs fs("1m");
+  if (!fs.mounted()) GTEST_SKIP() << fs.why();
+  const std::string path = fs.path() + "/huge";
+  std::ofstream(path).close();
+  std::filesystem::resize_file(path, std::uint64_t{INT64_MAX});  // sparse
+  const base::MappedInput huge(path, &NoPrefix);
+  EXPECT_FALSE(huge.ok());
+  EXPECT_STREQ(huge.what(), "cannot map") << huge.error();
+  ::unlink(path.c_str());
 }
 
 }  // namespace

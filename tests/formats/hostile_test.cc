@@ -854,6 +854,11 @@ TEST(GgufFollowsGgml, FilesTheReferencesRefuseAreRefused) {
        "dimension 4294967297 exceeds 2^32"},
       {"an element count of 2^63", g(1, 0).Info("w", {2, 2147483648, 2147483648}, 0, 0).Pad(32).b,
        "tensor \"w\": its element count reaches 2^63-1"},
+      // gguf.cpp refuses when INT64_MAX / ne[2] <= ne[0] * ne[1]: here the two
+      // sides are equal (2^63-1 = 218934409 * 331720249 * 127 exactly).
+      {"an element count of exactly 2^63-1",
+       g(1, 0).Info("w", {218934409, 331720249, 127}, 0, 0).Pad(32).b,
+       "tensor \"w\": its element count reaches 2^63-1"},
   };
   ReaderLimits raised;  // these bounds hold whatever the caller's limits
   raised.max_metadata_entries = 1'000'000'000;

@@ -3,6 +3,8 @@
 #include "kiln/base/input_file.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "kiln/base/mapped_input.h"
+#include "support/syscall_fault.h"
 #include "support/temp_dir.h"
 #include "support/tmpfs.h"
 
@@ -78,6 +81,32 @@ TEST(MappedInput, AFailedOpenKeepsItsErrno) {
   EXPECT_STREQ(directory.what(), "not a regular file");
   EXPECT_EQ(directory.error_number(), EINVAL);
   EXPECT_EQ(directory.error(), "not a regular file (a directory)");
+}
+
+// An open() refused with EPERM (errno 1; here by a seccomp filter, in a
+// child) is reported as EPERM, whatever its value: the child's exit status
+// says which step failed (0: all held; 77: no seccomp here).
+int OpenRefusedChild(const std::string& path) {
+  if (!testing::FailSyscall(SYS_openat, EPERM)) return 77;
+  const base::MappedInput refused(path, &NoPrefix);
+  if (refused.ok()) return 1;
+  if (refused.error_number() != EPERM) return 2;
+  if (refused.error() != "cannot open: Operation not permitted") return 3;
+  return 0;
+}
+
+TEST(MappedInput, AnOpenRefusedWithEpermIsEperm) {
+  const testing::ScratchDir dir;
+  const std::string path = dir / "file";
+  std::ofstream(path) << "x";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) ::_exit(OpenRefusedChild(path));
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st)) << st;
+  if (WEXITSTATUS(st) == 77) GTEST_SKIP() << "seccomp filters are not allowed here";
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "step " << WEXITSTATUS(st) << " failed";
 }
 
 // "too large to map" is for a length a signed size cannot hold; on a 64-bit

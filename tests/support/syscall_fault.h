@@ -16,6 +16,15 @@
 
 namespace kiln::testing {
 
+// Installs a seccomp filter program for the calling process (and its
+// children); false where seccomp filters are not allowed.
+template <std::size_t N>
+inline bool Install(sock_filter (&filter)[N]) {
+  sock_fprog program{static_cast<unsigned short>(N), filter};
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+
 // renameat2 fails with `error` from here on: every call, or with
 // `only_flags` set, the calls whose flags are exactly those (e.g.
 // RENAME_EXCHANGE). False where seccomp filters are not allowed.
@@ -32,9 +41,21 @@ inline bool FailRenameat2(int error, std::uint32_t only_flags = 0) {
       BPF_STMT(BPF_RET | BPF_K, fail),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
-  sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
-  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+  return Install(filter);
+}
+
+// Every call of system call `nr` fails with `error` from here on. False
+// where seccomp filters are not allowed.
+inline bool FailSyscall(std::uint32_t nr, int error) {
+  const auto fail = static_cast<std::uint32_t>(
+      SECCOMP_RET_ERRNO | (static_cast<std::uint32_t>(error) & SECCOMP_RET_DATA));
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, fail),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  return Install(filter);
 }
 
 }  // namespace kiln::testing

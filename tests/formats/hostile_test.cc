@@ -232,6 +232,22 @@ TEST(NpyHostile, StrictHeaderSyntax) {
   for (const char* dict : bad) EXPECT_FALSE(ReadNpy(Npy(dict, 16)).ok()) << dict;
 }
 
+// A dtype kiln has no equivalent for is named with why, by its kind (the
+// descr's second character), and a descr too short to have a kind is
+// refused all the same.
+TEST(NpyHostile, UnsupportedDtypesSayWhy) {
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {"|O", "npy dtype \"|O\" is an object array (Python objects, not numbers): not supported"},
+      {"<U4", "npy dtype \"<U4\" is a string dtype: not supported"},
+      {"|V8", "npy dtype \"|V8\" is a void (raw record) dtype: not supported"},
+      {"x", "npy dtype \"x\" has no kiln equivalent: not supported"},
+      {"", "npy descr is empty"},
+  };
+  for (const auto& [descr, why] : cases) {
+    EXPECT_EQ(NpyError(Npy(Dict("(1,)", descr), 16)), why) << descr;
+  }
+}
+
 TEST(NpyHostile, WhatNumpyWritesIsAccepted) {
   EXPECT_TRUE(ReadNpy(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3L,), }", 12)).ok());
   EXPECT_TRUE(ReadNpy(Npy("{\"descr\": \"<f4\", \"shape\": (), \"fortran_order\": True}", 4)).ok());

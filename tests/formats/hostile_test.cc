@@ -208,28 +208,65 @@ TEST(NpyHostile, DataMustMatchTheShapeExactly) {
             std::string::npos);
 }
 
+// Each malformed header is refused for its own fault, named with its byte:
+// the data (4 bytes, one f4; 16 for the (2, 2) array) fits every shape, so
+// no refusal can come from the data instead.
 TEST(NpyHostile, StrictHeaderSyntax) {
-  const char* bad[] = {
-      "{'descr': '<f4', 'shape': (1,), }",                                // missing key
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}",  // extra key
-      "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}",
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (1)}",  // an int
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1)}",
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}",
-      "{'descr': '<f\\x34', 'fortran_order': False, 'shape': (1,)}",
-      "{'descr': '<f4', 'fortran_order': false, 'shape': (1,)}",
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (01,)}",
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x",
-      "{'descr': '<f4, 'fortran_order': False, 'shape': (1,)}",
-      "{'descr': '<f4' 'fortran_order': False, 'shape': (1,)}",
-      "['descr', '<f4']",
-      "{'descr': '|f4', 'fortran_order': False, 'shape': (1,)}",  // no byte order
-      "{'descr': '=f4', 'fortran_order': False, 'shape': (1,)}",
-      "{'descr': '<f16', 'fortran_order': False, 'shape': (1,)}",
-      "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}",
-      "",
+  const std::pair<const char*, const char*> bad[] = {
+      {"{'descr': '<f4', 'shape': (1,), }",  // missing key
+       "npy header lacks 'fortran_order'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}",  // extra key
+       "npy header byte 59: unexpected key \"x\""},
+      {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}",
+       "npy header byte 24: key \"descr\" repeats"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1)}",  // an int
+       "npy header byte 53: shape (n) is not a tuple; (n,) is"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1)}",
+       "npy header byte 67: shape has more than 8 dimensions"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}",
+       "npy header byte 51: expected a non-negative integer"},
+      {"{'descr': '<f\\x34', 'fortran_order': False, 'shape': (1,)}",
+       "npy header byte 13: escape sequences in strings are not supported"},
+      {"{'descr': '<f4', 'fortran_order': false, 'shape': (1,)}",
+       "npy header byte 34: expected True or False"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (01,)}",
+       "npy header byte 53: integer with a leading zero"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x",
+       "npy header byte 56: unexpected text after the dict (only spaces or tabs, then one "
+       "newline)"},
+      {"{'descr': '<f4, 'fortran_order': False, 'shape': (1,)}",
+       "npy header byte 17: expected ',' or '}'"},
+      {"{'descr': '<f4' 'fortran_order': False, 'shape': (1,)}",
+       "npy header byte 16: expected ',' or '}'"},
+      {"['descr', '<f4']", "npy header byte 0: the header does not start with '{'"},
+      {"{'descr': '|f4', 'fortran_order': False, 'shape': (1,)}",  // no byte order
+       "npy descr \"|f4\": byte order '|' is not '<' or '>'"},
+      {"{'descr': '=f4', 'fortran_order': False, 'shape': (1,)}",
+       "npy descr \"=f4\": byte order '=' is not '<' or '>'"},
+      {"{'descr': '<f16', 'fortran_order': False, 'shape': (1,)}",
+       "npy dtype \"<f16\" has no kiln equivalent: not supported"},
+      {"{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}",
+       "npy array of shape (2, 2) is in Fortran order: not supported (save "
+       "numpy.ascontiguousarray(a) instead)"},
+      {"", "npy header byte 0: the header does not start with '{'"},
   };
-  for (const char* dict : bad) EXPECT_FALSE(ReadNpy(Npy(dict, 16)).ok()) << dict;
+  for (const auto& [dict, message] : bad) {
+    const std::size_t data =
+        std::string_view(dict).find("(2, 2)") != std::string_view::npos ? 16 : 4;
+    EXPECT_EQ(NpyError(Npy(dict, data)), message) << dict;
+  }
+}
+
+// A one-byte dtype has no byte order to swap: '|', '<' and '>' all read it
+// unswapped; any other order character is refused.
+TEST(NpyHostile, OneByteDtypesTakeAnyByteOrderButNoOther) {
+  for (const std::string_view descr : {"|u1", "<u1", ">u1", "|i1", ">b1"}) {
+    const auto r = ReadNpy(Npy(Dict("(4,)", descr), 4));
+    ASSERT_TRUE(r.ok()) << descr << ": " << r.error().message;
+    EXPECT_EQ(r.value().swap_width, 0u) << descr;
+  }
+  EXPECT_EQ(NpyError(Npy(Dict("(4,)", "=u1"), 4)),
+            "npy descr \"=u1\": byte order '=' is not '<' or '>'");
 }
 
 // A dtype kiln has no equivalent for is named with why, by its kind (the

@@ -259,11 +259,24 @@ TEST(NpyHostile, StrictHeaderSyntax) {
 
 // A one-byte dtype has no byte order to swap: '|', '<' and '>' all read it
 // unswapped; any other order character is refused.
-TEST(NpyHostile, OneByteDtypesTakeAnyByteOrderButNoOther) {
+TEST(NpyHostile, ByteOrdersAndSwapWidths) {
   for (const std::string_view descr : {"|u1", "<u1", ">u1", "|i1", ">b1"}) {
     const auto r = ReadNpy(Npy(Dict("(4,)", descr), 4));
     ASSERT_TRUE(r.ok()) << descr << ": " << r.error().message;
     EXPECT_EQ(r.value().swap_width, 0u) << descr;
+  }
+  // Little-endian wider types are not swapped either; big-endian ones are,
+  // in units of their width (a complex number's halves each on its own).
+  struct Wider {
+    std::string_view descr;
+    std::size_t bytes;  // one element
+    unsigned swap_width;
+  };
+  const Wider wider[] = {{"<f4", 4, 0}, {"<c8", 8, 0}, {">f4", 4, 4}, {">i2", 2, 2}, {">c8", 8, 4}};
+  for (const Wider& w : wider) {
+    const auto r = ReadNpy(Npy(Dict("(1,)", w.descr), w.bytes));
+    ASSERT_TRUE(r.ok()) << w.descr << ": " << r.error().message;
+    EXPECT_EQ(r.value().swap_width, w.swap_width) << w.descr;
   }
   EXPECT_EQ(NpyError(Npy(Dict("(4,)", "=u1"), 4)),
             "npy descr \"=u1\": byte order '=' is not '<' or '>'");

@@ -54,6 +54,7 @@ enum Step : int {
   kCutNotReported = 17,
   kCutBeforeTruncation = 18,
   kAnyCutNotReported = 19,
+  kMapFailed = 20,
 };
 
 int FillTheTableThenCutTheLastMapping(const std::string& path) {
@@ -139,6 +140,39 @@ int CutBySizeIsSeenByAnyMappingCut(const std::string& path) {
 TEST(MappingGuard, ACutOnlyTheSizeTellsIsSeenByAnyMappingCut) {
   testing::ScratchDir tmp;
   InChildOnAFourPageFile(tmp / "input", CutBySizeIsSeenByAnyMappingCut);
+}
+
+// Two mappings of one file guarded without a descriptor (GuardMapping's fd
+// -1: no fstat can tell), then the file cut to its first page: reading past
+// the cut in each is a SIGBUS that only the handler sees. Each read sees
+// zeros and each slot reports the cut, the second as much as the first
+// (the handler is still installed after it handled one).
+int TwoCutsSeenOnlyByTheirFaults(const std::string& path) {
+  const std::size_t page = PageSize();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return kInputFailed;
+  void* const maps[2] = {::mmap(nullptr, 4 * page, PROT_READ, MAP_PRIVATE, fd, 0),
+                         ::mmap(nullptr, 4 * page, PROT_READ, MAP_PRIVATE, fd, 0)};
+  ::close(fd);
+  if (maps[0] == MAP_FAILED || maps[1] == MAP_FAILED) return kMapFailed;
+  const int slots[2] = {base::GuardMapping(maps[0], 4 * page),
+                        base::GuardMapping(maps[1], 4 * page)};
+  if (slots[0] < 0 || slots[1] < 0) return kFillerRefused;
+  if (::truncate(path.c_str(), static_cast<off_t>(page)) != 0) return kNotTruncated;
+  const base::BusGuardScope scope;
+  for (int k = 0; k < 2; ++k) {
+    if (base::MappingCut(slots[k])) return kCutBeforeTruncation;  // no fd: not yet seen
+    const auto* bytes = static_cast<const std::uint8_t*>(maps[k]);
+    if (static_cast<volatile const std::uint8_t&>(bytes[2 * page + 7]) != 0) return kTailNotZero;
+    if (!base::MappingCut(slots[k])) return kCutNotReported;
+  }
+  for (const int slot : slots) base::UnguardMapping(slot);
+  return kAllHeld;
+}
+
+TEST(MappingGuard, TwoCutsOnlyTheirFaultsTellAreBothSeen) {
+  testing::ScratchDir tmp;
+  InChildOnAFourPageFile(tmp / "input", TwoCutsSeenOnlyByTheirFaults);
 }
 
 // Whether /proc/self/maps lists a mapping of the file at `path`.

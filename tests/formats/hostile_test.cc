@@ -81,6 +81,13 @@ TEST(NpyHostile, OversizedAndTruncatedHeaders) {
   EXPECT_NE(NpyError(cut).find("header of 1000 bytes is truncated"), std::string::npos);
   EXPECT_NE(NpyError(Npy(Dict("(1,)"), 4, 4)).find("version 4.0"), std::string::npos);
   EXPECT_NE(NpyError({'N', 'U', 'M', 'P', 'Y'}).find("not an npy file"), std::string::npos);
+  // A file that is whole but for one byte of its magic is not an npy file.
+  for (std::size_t at = 0; at < 6; ++at) {
+    Bytes wrong = Npy(Dict("(1,)"), 4);
+    ASSERT_TRUE(ReadNpy(wrong).ok());
+    wrong[at] ^= 0x20;
+    EXPECT_EQ(NpyError(wrong), "not an npy file: the magic \\x93NUMPY is missing") << at;
+  }
 }
 
 TEST(NpyHostile, ShapeProductsThatOverflow) {

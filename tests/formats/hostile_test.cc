@@ -80,6 +80,9 @@ TEST(NpyHostile, OversizedAndTruncatedHeaders) {
   Bytes cut = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0xe8, 0x03, '{', '}'};
   EXPECT_NE(NpyError(cut).find("header of 1000 bytes is truncated"), std::string::npos);
   EXPECT_NE(NpyError(Npy(Dict("(1,)"), 4, 4)).find("version 4.0"), std::string::npos);
+  const auto v4 = ReadNpy(Npy(Dict("(1,)"), 4, 4));
+  ASSERT_FALSE(v4.ok());
+  EXPECT_EQ(v4.error().offset, 6u);  // the major version byte
   EXPECT_NE(NpyError({'N', 'U', 'M', 'P', 'Y'}).find("not an npy file"), std::string::npos);
   // A file that is whole but for one byte of its magic is not an npy file.
   for (std::size_t at = 0; at < 6; ++at) {
@@ -208,6 +211,23 @@ TEST(Npy, WriterRefusesWhatNumpyCannotHold) {
   EXPECT_EQ(back.value().shape, (std::vector<std::uint64_t>{0, 2305843009213693951u}));
 }
 
+// The writer's helpers on what NumPy has no dtype for, and at the rank
+// bound: 8 dimensions are held, 9 are not.
+TEST(Npy, WriterHelpersAtTheirBounds) {
+  EXPECT_EQ(NpyDescr(Dtype::kF32), "<f4");
+  EXPECT_EQ(NpyDescr(Dtype::kBf16), std::nullopt);
+  const auto bf16 = NpyHeader(Dtype::kBf16, std::vector<std::uint64_t>{2});
+  ASSERT_FALSE(bf16.ok());
+  EXPECT_EQ(bf16.error().message, "NumPy has no dtype for kiln's bf16");
+  const std::vector<std::uint64_t> eight(8, 1), nine(9, 1);
+  EXPECT_TRUE(NpyCanHold(Dtype::kF32, eight));
+  EXPECT_TRUE(NpyHeader(Dtype::kF32, eight).ok());
+  EXPECT_FALSE(NpyCanHold(Dtype::kF32, nine));
+  const auto too_many = NpyHeader(Dtype::kF32, nine);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.error().message, "shape has more than 8 dimensions");
+}
+
 TEST(NpyHostile, DataMustMatchTheShapeExactly) {
   EXPECT_NE(NpyError(Npy(Dict("(3,)"), 11)).find("needs 12 data bytes, the file has 11"),
             std::string::npos);
@@ -303,6 +323,10 @@ TEST(NpyHostile, UnsupportedDtypesSayWhy) {
   for (const auto& [descr, why] : cases) {
     EXPECT_EQ(NpyError(Npy(Dict("(1,)", descr), 16)), why) << descr;
   }
+  // A dtype's refusal points at the header dict (after 10 bytes in version 1).
+  const auto r = ReadNpy(Npy(Dict("(1,)", "<f16"), 16));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().offset, 10u);
 }
 
 TEST(NpyHostile, WhatNumpyWritesIsAccepted) {

@@ -9,6 +9,7 @@
 #include "kiln/directory.h"
 #include "kiln/internal/plain_descriptor.h"
 #include "kiln/internal/rules.h"
+#include "support/colliding_names.h"
 #include "support/golden.h"
 #include "support/rule_walks.h"
 
@@ -66,6 +67,35 @@ TEST(FastPath, N5SortFallbackSameVerdict) {
     named += hr.value().has_names() ? 1 : 0;
   }
   EXPECT_GT(named, 10u);
+}
+
+// The sorting fallback compares every neighbour, the first pair included.
+// Forty names that collide in the table's first group (past its probe
+// budget, so the fallback decides before the repeat is reached), the
+// smallest of them twice, as the last two tensors: sorted, the repeat is the
+// first pair.
+TEST(FastPath, N5SortFallbackFindsARepeatThatSortsFirst) {
+  constexpr std::uint32_t kN = 40;
+  std::vector<std::string> names = testing::CollidingNames(kN - 1, kN);
+  std::iter_swap(names.end() - 1, std::min_element(names.begin(), names.end()));
+  names.push_back(names.back());
+  testing::BlockSpec spec;
+  for (const std::string& name : names) {
+    testing::TensorSpec t;
+    t.name = name;
+    spec.tensors.push_back(t);
+  }
+  const Buffer block = testing::Build(spec);
+  const Result<HeaderInfo> h = internal::CheckHeader(block, Limits{});
+  ASSERT_TRUE(h.ok());
+  internal::Scratch table_scratch({}), sort_scratch({});
+  const Check table = internal::CheckUniqueNames(block, h.value(), table_scratch);
+  const Check sorted = internal::CheckUniqueNames(block, h.value(), sort_scratch, 0);
+  ASSERT_TRUE(table.has_value());
+  ASSERT_TRUE(sorted.has_value());
+  EXPECT_EQ(sorted->rule, Rule::N5);
+  EXPECT_EQ(sorted->tensor, kN - 1);
+  EXPECT_EQ(sorted->message, table->message);
 }
 
 struct Tally {

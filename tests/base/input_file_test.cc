@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -85,9 +84,9 @@ TEST(MappedInput, AFailedOpenKeepsItsErrno) {
 
 // An open() refused with EPERM (errno 1; here by a seccomp filter, in a
 // child) is reported as EPERM, whatever its value: the child's exit status
-// says which step failed (0: all held; 77: no seccomp here).
+// says which step failed (0: all held; kNoSeccomp: no seccomp here).
 int OpenRefusedChild(const std::string& path) {
-  if (!testing::FailSyscall(SYS_openat, EPERM)) return 77;
+  if (!testing::FailSyscall(SYS_openat, EPERM)) return testing::kNoSeccomp;
   const base::MappedInput refused(path, &NoPrefix);
   if (refused.ok()) return 1;
   if (refused.error_number() != EPERM) return 2;
@@ -99,14 +98,9 @@ TEST(MappedInput, AnOpenRefusedWithEpermIsEperm) {
   const testing::ScratchDir dir;
   const std::string path = dir / "file";
   std::ofstream(path) << "x";
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) ::_exit(OpenRefusedChild(path));
-  int st = 0;
-  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
-  ASSERT_TRUE(WIFEXITED(st)) << st;
-  if (WEXITSTATUS(st) == 77) GTEST_SKIP() << "seccomp filters are not allowed here";
-  EXPECT_EQ(WEXITSTATUS(st), 0) << "step " << WEXITSTATUS(st) << " failed";
+  const int st = testing::ExitStatusInChild([&] { return OpenRefusedChild(path); });
+  if (st == testing::kNoSeccomp) GTEST_SKIP() << "seccomp filters are not allowed here";
+  EXPECT_EQ(st, 0) << "step " << st << " failed";
 }
 
 // "too large to map" is for a length a signed size cannot hold; on a 64-bit

@@ -4,7 +4,6 @@
 #include "staged_dir.h"
 
 #include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -67,9 +66,9 @@ TEST(InspectTarget, UnreadableDirectoryIsAnError) {
 // put in place, the old one removed. Any other failure (EPERM here) is an
 // error, with the old directory left in place and nothing else left behind.
 // In a child, whose renameat2(RENAME_EXCHANGE) fails with that errno
-// (seccomp). Its exit status names the step that failed (77: no seccomp).
+// (seccomp). Its exit status names the step that failed (kNoSeccomp: no seccomp).
 int SwapWhereTheExchangeFails(const std::string& dir, int error) {
-  if (!kiln::testing::FailRenameat2(error, RENAME_EXCHANGE)) return 77;
+  if (!kiln::testing::FailRenameat2(error, RENAME_EXCHANGE)) return kiln::testing::kNoSeccomp;
   const std::string target = dir + "/out";
   fs::create_directory(target);
   WriteBytes(target + "/old", {1});
@@ -96,14 +95,12 @@ int SwapWhereTheExchangeFails(const std::string& dir, int error) {
 TEST(StagedDirectory, ForceWhereTheExchangeIsUnsupportedFallsBackOtherFailuresDoNot) {
   for (const int error : {EINVAL, ENOSYS, ENOTSUP, EPERM}) {
     TempDir tmp;
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) ::_exit(SwapWhereTheExchangeFails(tmp.path(), error));
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
-    if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "seccomp filters are not allowed here";
-    EXPECT_EQ(WEXITSTATUS(status), 0) << std::strerror(error) << ": step " << WEXITSTATUS(status);
+    const int status = kiln::testing::ExitStatusInChild(
+        [&] { return SwapWhereTheExchangeFails(tmp.path(), error); });
+    if (status == kiln::testing::kNoSeccomp) {
+      GTEST_SKIP() << "seccomp filters are not allowed here";
+    }
+    EXPECT_EQ(status, 0) << std::strerror(error) << ": step " << status;
   }
 }
 

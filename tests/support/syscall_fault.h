@@ -1,5 +1,5 @@
 // A system call made to fail with a chosen errno, in the calling process
-// only (a seccomp filter; run it in a child): stands for a file system or
+// only (a seccomp filter; run it in a child, ExitStatusInChild): stands for a file system or
 // kernel without a feature (renameat2, RENAME_EXCHANGE), which a test
 // machine cannot otherwise provide.
 #ifndef KILN_TESTS_SUPPORT_SYSCALL_FAULT_H_
@@ -9,10 +9,16 @@
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
+
+#include "gtest/gtest.h"
 
 namespace kiln::testing {
 
@@ -56,6 +62,34 @@ inline bool FailSyscall(std::uint32_t nr, int error) {
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
   return Install(filter);
+}
+
+// The exit status of a child whose filter could not be installed (seccomp
+// filters are not allowed here): the test skips.
+inline constexpr int kNoSeccomp = 77;
+
+// Runs `step` (returning the exit status) in a child process, where the
+// filter it installs stays, and returns the child's exit status; -1, after a
+// test failure that says why, when there is none (fork or waitpid failed,
+// or a signal ended the child).
+template <typename Step>
+int ExitStatusInChild(Step step) {
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ADD_FAILURE() << "fork: " << std::strerror(errno);
+    return -1;
+  }
+  if (pid == 0) ::_exit(step());
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) {
+    ADD_FAILURE() << "waitpid: " << std::strerror(errno);
+    return -1;
+  }
+  if (!WIFEXITED(status)) {
+    ADD_FAILURE() << "the child did not exit: status " << status;
+    return -1;
+  }
+  return WEXITSTATUS(status);
 }
 
 }  // namespace kiln::testing

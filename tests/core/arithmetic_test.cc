@@ -53,12 +53,12 @@ TEST(Arithmetic, D5ProductOf2Pow64IsLimit) {
   t.rank = 2;
   t.shape = {1ull << 32, 1ull << 32};
   t.byte_length = 0;
-  EXPECT_EQ(RuleOf(Build(BlockSpec{{t}, {}, {}})), Rule::D5);
   // The message shows the shape's rank dimensions, no more, and the error
   // points at the dimension whose product overflowed.
   const Buffer b = Build(BlockSpec{{t}, {}, {}});
   const Result<Directory> r = Parse(b);
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().rule, Rule::D5);
   EXPECT_EQ(r.error().message,
             "element count of shape [4294967296, 4294967296] exceeds 2^64-1 (at dimension 1)");
   EXPECT_EQ(r.error().offset, internal::DescriptorFieldOffset(0, internal::desc::kShape) + 8);

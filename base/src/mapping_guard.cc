@@ -50,14 +50,16 @@ void OnBus(int sig, siginfo_t* info, void* context) {
     if (g_process_guard.load()) g_any_cut.store(true);
     return;
   }
-  // Not a guarded mapping: what would have happened without us.
-  if ((g_previous.sa_flags & SA_SIGINFO) != 0 && g_previous.sa_sigaction != nullptr) {
-    g_previous.sa_sigaction(sig, info, context);
-    return;
-  }
-  if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN &&
-      g_previous.sa_handler != nullptr) {
-    g_previous.sa_handler(sig);
+  // Not a guarded mapping: what would have happened without us. The
+  // previous handler, called as it was installed; SIG_DFL (null) and SIG_IGN are
+  // not handlers whatever the flags (SIG_IGN with SA_SIGINFO is no function
+  // to call), and the kernel does not let a fault's SIGBUS be ignored.
+  if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
+    if ((g_previous.sa_flags & SA_SIGINFO) != 0) {
+      g_previous.sa_sigaction(sig, info, context);
+    } else {
+      g_previous.sa_handler(sig);
+    }
     return;
   }
   // The default action: restored, and the faulting access is redone.

@@ -14,6 +14,7 @@
 // the kernel's mapping count.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,6 +174,119 @@ int TwoCutsSeenOnlyByTheirFaults(const std::string& path) {
 TEST(MappingGuard, TwoCutsOnlyTheirFaultsTellAreBothSeen) {
   testing::ScratchDir tmp;
   InChildOnAFourPageFile(tmp / "input", TwoCutsSeenOnlyByTheirFaults);
+}
+
+// A SIGBUS that is not kiln's (a fault in a mapping nobody guarded) gets
+// what it would have had without kiln's handler: the process's previous
+// handler, called the way it was installed (with its siginfo when it asked
+// for one), or the default action (the process dies of SIGBUS) when the
+// previous disposition was the default or "ignore" (the kernel does not
+// let a fault's SIGBUS be ignored), whatever flags came with it. In a
+// child: it installs the previous disposition, then kiln's handler (a
+// BusGuardScope), then reads past the end of a file it mapped itself and
+// cut, guarding nothing.
+enum Previous : int { kSigInfoHandler, kPlainHandler, kDefault, kIgnore, kIgnoreWithSigInfo };
+enum Reached : int {
+  kSigInfoHandlerRan = 30,
+  kSigInfoHandlerWrongInfo = 31,
+  kPlainHandlerRan = 32,
+  kPlainHandlerWrongSignal = 33,
+  kReadReturned = 34,
+  kSetupFailed = 35,
+};
+volatile const void* g_fault_address = nullptr;
+
+void PreviousSigInfoHandler(int sig, siginfo_t* info, void*) {
+  const bool right = sig == SIGBUS && info != nullptr && info->si_signo == SIGBUS &&
+                     info->si_addr == g_fault_address;
+  ::_exit(right ? kSigInfoHandlerRan : kSigInfoHandlerWrongInfo);
+}
+
+void PreviousPlainHandler(int sig) {
+  ::_exit(sig == SIGBUS ? kPlainHandlerRan : kPlainHandlerWrongSignal);
+}
+
+int FaultOutsideEveryGuard(const std::string& path, Previous previous) {
+  const rlimit no_core{0, 0};  // the deaths expected below leave no core file
+  if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return kSetupFailed;
+  struct sigaction act {};
+  sigemptyset(&act.sa_mask);
+  switch (previous) {
+    case kSigInfoHandler:
+      act.sa_sigaction = PreviousSigInfoHandler;
+      act.sa_flags = SA_SIGINFO;
+      break;
+    case kPlainHandler:
+      act.sa_handler = PreviousPlainHandler;
+      break;
+    case kDefault:
+      act.sa_handler = SIG_DFL;
+      break;
+    case kIgnore:
+      act.sa_handler = SIG_IGN;
+      break;
+    case kIgnoreWithSigInfo:
+      act.sa_handler = SIG_IGN;
+      act.sa_flags = SA_SIGINFO;
+      break;
+  }
+  if (::sigaction(SIGBUS, &act, nullptr) != 0) return kSetupFailed;
+  const std::size_t page = PageSize();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return kSetupFailed;
+  void* const map = ::mmap(nullptr, 4 * page, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return kMapFailed;
+  if (::truncate(path.c_str(), static_cast<off_t>(page)) != 0) return kNotTruncated;
+  const base::BusGuardScope scope;
+  const auto* byte = static_cast<const std::uint8_t*>(map) + 2 * page + 7;
+  g_fault_address = byte;
+  const std::uint8_t read = static_cast<volatile const std::uint8_t&>(*byte);
+  return read == 0 ? kReadReturned : kReadReturned + 1;
+}
+
+// The child's wait status after FaultOutsideEveryGuard(previous).
+int StatusAfterFault(Previous previous) {
+  testing::ScratchDir tmp;
+  const std::string path = tmp / "input";
+  {
+    const std::string bytes(4 * PageSize(), '\x5a');
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ADD_FAILURE() << "fork failed";
+    return -1;
+  }
+  if (pid == 0) ::_exit(FaultOutsideEveryGuard(path, previous));
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) {
+    ADD_FAILURE() << "waitpid failed";
+    return -1;
+  }
+  return status;
+}
+
+TEST(MappingGuard, AFaultOutsideEveryGuardReachesThePreviousSigInfoHandler) {
+  const int status = StatusAfterFault(kSigInfoHandler);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), kSigInfoHandlerRan) << "enum Reached";
+}
+
+TEST(MappingGuard, AFaultOutsideEveryGuardReachesThePreviousPlainHandler) {
+  const int status = StatusAfterFault(kPlainHandler);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), kPlainHandlerRan) << "enum Reached";
+}
+
+TEST(MappingGuard, AFaultOutsideEveryGuardDiesOfSigbusWithoutAPreviousHandler) {
+  for (const Previous previous : {kDefault, kIgnore, kIgnoreWithSigInfo}) {
+    const int status = StatusAfterFault(previous);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS)
+        << "previous disposition " << previous << ": "
+        << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                : "exit status " + std::to_string(WEXITSTATUS(status)));
+  }
 }
 
 // Whether /proc/self/maps lists a mapping of the file at `path`.

@@ -198,9 +198,11 @@ enum Reached : int {
 };
 volatile const void* g_fault_address = nullptr;
 
-void PreviousSigInfoHandler(int sig, siginfo_t* info, void*) {
+// Its siginfo names the fault, and its context (the interrupted thread's
+// ucontext_t, which the kernel always passes) is there.
+void PreviousSigInfoHandler(int sig, siginfo_t* info, void* context) {
   const bool right = sig == SIGBUS && info != nullptr && info->si_signo == SIGBUS &&
-                     info->si_addr == g_fault_address;
+                     info->si_addr == g_fault_address && context != nullptr;
   ::_exit(right ? kSigInfoHandlerRan : kSigInfoHandlerWrongInfo);
 }
 

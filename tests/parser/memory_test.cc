@@ -144,6 +144,31 @@ TEST(Memory, StreamKeepsOnlyWhatArrived) {
   EXPECT_LE(peak, 4 * b.size() + 4096);
 }
 
+// A canonical block (descriptors in offset order, payloads packed, no
+// names) needs no per-tensor scratch in the streaming validator either: its
+// heap is the directory region it keeps (the header first, then the whole
+// region), plus at most 1 KiB of bookkeeping. 4,096 tensors: an offset
+// order sorted in scratch would be 16 KiB more.
+TEST(Memory, StreamOfACanonicalBlockKeepsOnlyItsDirectoryRegion) {
+  constexpr std::uint32_t kN = 4096;
+  BlockSpec spec;
+  TensorSpec packed;
+  packed.shape = {16};  // 64 bytes of f32: no gap between payloads
+  spec.tensors.assign(kN, packed);
+  const Buffer b = Build(spec);
+  const std::uint64_t directory_region = testing::PayloadBase(b);
+  ASSERT_EQ(directory_region, 64u + kN * 128u);
+  alloc::Stats s;
+  {
+    const alloc::Scope scope;
+    StreamValidator v;
+    ASSERT_EQ(v.Feed(b), StreamStatus::kComplete);
+    ASSERT_EQ(v.Finish(), StreamStatus::kComplete);
+    s = scope.Read();
+  }
+  EXPECT_LE(s.bytes, 64 + directory_region + 1024);
+}
+
 // RangeValidator: a hostile 1 GiB gap is read through one reused buffer of
 // max_range bytes; the peak heap stays near 1 MiB.
 TEST(Memory, RangeValidatorReadsAHugeGapThroughOneBuffer) {

@@ -233,10 +233,12 @@ void CopySwapped(std::span<const std::uint8_t> source, std::uint64_t at,
   }
   for (std::size_t k = 0; k < out.size(); ++k) {
     // Byte j of a unit comes from byte width-1-j of the same unit, wherever
-    // the chunk boundaries fall.
+    // the chunk boundaries fall; a unit cut short by the end of `source` is
+    // copied as it is.
     const std::uint64_t i = at + k;
-    const std::uint64_t src = i - i % width + (width - 1 - i % width);
-    out[k] = src < source.size() ? source[src] : source[i];
+    const std::uint64_t unit = i - i % width;
+    const bool whole = source.size() - unit >= width;  // unit <= i < source.size()
+    out[k] = whole ? source[unit + (width - 1 - i % width)] : source[i];
   }
 }
 

@@ -358,6 +358,34 @@ TEST(Npy, CopySwappedReversesEachUnit) {
   EXPECT_EQ(copied, b);
 }
 
+// Every length against every width, whole and one byte at a time: full
+// units reversed, a trailing partial unit of any length copied as it is
+// (its mirrored positions fall at and past the end of the source), and
+// widths 0 and 1 a plain copy.
+TEST(Npy, CopySwappedOnEveryPartialUnit) {
+  for (const unsigned width : {0u, 1u, 2u, 4u, 8u, 16u}) {
+    for (std::size_t n = 0; n <= 40; ++n) {
+      Bytes source(n);
+      for (std::size_t i = 0; i < n; ++i) source[i] = static_cast<std::uint8_t>(i + 1);
+      Bytes want = source;
+      if (width >= 2) {
+        for (std::size_t unit = 0; unit + width <= n; unit += width) {
+          std::reverse(want.begin() + static_cast<std::ptrdiff_t>(unit),
+                       want.begin() + static_cast<std::ptrdiff_t>(unit + width));
+        }
+      }
+      Bytes whole(n);
+      CopySwapped(source, 0, whole, width);
+      EXPECT_EQ(whole, want) << "width " << width << ", " << n << " bytes";
+      Bytes bytewise(n);
+      for (std::size_t at = 0; at < n; ++at) {
+        CopySwapped(source, at, std::span(bytewise).subspan(at, 1), width);
+      }
+      EXPECT_EQ(bytewise, want) << "width " << width << ", " << n << " bytes, one at a time";
+    }
+  }
+}
+
 // ---------------------------------------------------------------- safetensors
 
 Bytes St(std::string_view json, std::size_t data_bytes) {

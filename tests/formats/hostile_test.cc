@@ -240,8 +240,10 @@ TEST(NpyHostile, DataMustMatchTheShapeExactly) {
 // no refusal can come from the data instead.
 TEST(NpyHostile, StrictHeaderSyntax) {
   const std::pair<const char*, const char*> bad[] = {
-      {"{'descr': '<f4', 'shape': (1,), }",  // missing key
+      {"{'descr': '<f4', 'shape': (1,), }",  // a missing key, each of the three
        "npy header lacks 'fortran_order'"},
+      {"{'fortran_order': False, 'shape': (1,), }", "npy header lacks 'descr'"},
+      {"{'descr': '<f4', 'fortran_order': False, }", "npy header lacks 'shape'"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}",  // extra key
        "npy header byte 59: unexpected key \"x\""},
       {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}",

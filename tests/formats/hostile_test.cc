@@ -1291,6 +1291,18 @@ TEST(SafetensorsHostile, RepeatedMetadataKeyAfterDecodingAndItsOffset) {
   EXPECT_EQ(r.error().offset, 8 + json.find(R"("\u0061")"));
 }
 
+// The empty key is a key like any other: twice is a repeat, whatever
+// whitespace follows each (the key's text ends at its closing quote).
+TEST(SafetensorsHostile, RepeatedEmptyMetadataKey) {
+  const std::string json = R"({"__metadata__":{"":"1", "" :"2"},)"
+                           R"("x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
+  const auto r = ReadSafetensors(St(json, 1));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("metadata key \"\" repeats"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(r.error().offset, 8 + json.find(R"("" :)"));
+}
+
 // Where the safetensors crate (0.6.2 and main) is looser, kiln keeps
 // refusing; each decision is in docs/compatibility.md.
 TEST(SafetensorsHostile, ReferenceDifferencesAreDeliberate) {

@@ -86,7 +86,8 @@ int GuardMapping(const void* addr, std::size_t length, int fd) {
   const std::uintptr_t page = page_size > 0 ? static_cast<std::uintptr_t>(page_size) : 4096;
   g_page.store(page);
   const auto begin = reinterpret_cast<std::uintptr_t>(addr);
-  if (length > UINTPTR_MAX - begin - page) return -1;
+  // begin + length + page cannot wrap, so neither can the end rounded up.
+  if (begin > UINTPTR_MAX - page || length > UINTPTR_MAX - page - begin) return -1;
   const std::uintptr_t end = (begin + length + page - 1) & ~(page - 1);
   for (int i = 0; i < kMaxGuardedMappings; ++i) {
     int expected = kFree;

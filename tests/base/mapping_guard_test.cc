@@ -178,6 +178,25 @@ TEST(MappingGuard, TwoCutsOnlyTheirFaultsTellAreBothSeen) {
   InChildOnAFourPageFile(tmp / "input", TwoCutsSeenOnlyByTheirFaults);
 }
 
+// The table takes any range whose end, rounded up to a page, fits the
+// address space, and refuses one that would wrap: a length one byte too
+// long, or a range starting in the last page. Only numbers are listed
+// (nothing is read), and each slot is given back.
+TEST(MappingGuard, RangesUpToTheTopOfTheAddressSpace) {
+  const std::uintptr_t page = PageSize();
+  const auto at = [](std::uintptr_t a) { return reinterpret_cast<const void*>(a); };
+  const std::uintptr_t begin = std::uintptr_t{1} << 40;
+  const int fits = base::GuardMapping(at(begin), UINTPTR_MAX - page - begin);
+  EXPECT_GE(fits, 0) << "a range ending a page below the top";
+  base::UnguardMapping(fits);
+  EXPECT_EQ(base::GuardMapping(at(begin), UINTPTR_MAX - page - begin + 1), -1);
+  const int top = base::GuardMapping(at(UINTPTR_MAX - page), 0);
+  EXPECT_GE(top, 0) << "an empty range starting a page below the top";
+  base::UnguardMapping(top);
+  EXPECT_EQ(base::GuardMapping(at(UINTPTR_MAX - page + 1), 0), -1);
+  EXPECT_EQ(base::GuardMapping(at(UINTPTR_MAX), 1), -1);
+}
+
 // A SIGBUS that is not kiln's (a fault in a mapping nobody guarded) gets
 // what it would have had without kiln's handler: the process's previous
 // handler, called the way it was installed (with its siginfo when it asked

@@ -278,6 +278,10 @@ TEST(NpyHostile, StrictHeaderSyntax) {
        "npy array of shape (2, 2) is in Fortran order: not supported (save "
        "numpy.ascontiguousarray(a) instead)"},
       {"", "npy header byte 0: the header does not start with '{'"},
+      // Text that ends where a string or a value is due.
+      {"{", "npy header byte 1: expected a quoted string"},
+      {"{'descr':", "npy header byte 9: expected a quoted string"},
+      {"{'descr': ", "npy header byte 10: expected a quoted string"},
   };
   for (const auto& [dict, message] : bad) {
     const std::size_t data =

@@ -80,6 +80,7 @@ class HeaderParser {
     if (!json_.Eat('{')) return json_.Fail("the header is not a JSON object");
     if (json_.Eat('}')) return End() && Finish(file);
     do {
+      json_.SkipSpace();  // `at` is the name's opening quote, as for metadata keys
       const std::size_t at = json_.position();
       std::string_view key;
       if (!json_.StringView(&key, &scratch_)) return false;

@@ -1307,6 +1307,36 @@ TEST(SafetensorsHostile, RepeatedEmptyMetadataKey) {
   EXPECT_EQ(r.error().offset, 8 + json.find(R"("" :)"));
 }
 
+// Each tensor's entry_offset is where its name's opening quote is in the
+// file (8 bytes of header length, then the JSON); a repeated name and an
+// entry lacking a field are refused, the repeat at the second name.
+TEST(SafetensorsHostile, EntryOffsetsRepeatsAndMissingFields) {
+  const std::string json = R"({"b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}, )"
+                           R"("a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
+  const auto r = ReadSafetensors(St(json, 2));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r.value().tensors.size(), 2u);
+  EXPECT_EQ(r.value().tensors[0].name, "a");  // in data order
+  EXPECT_EQ(r.value().tensors[0].entry_offset, 8 + json.find(R"("a")"));
+  EXPECT_EQ(r.value().tensors[1].entry_offset, 8 + json.find(R"("b")"));
+
+  const std::string twice = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                            R"( "a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})";
+  const auto repeated = ReadSafetensors(St(twice, 2));
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_NE(repeated.error().message.find("key \"a\" repeats"), std::string::npos)
+      << repeated.error().message;
+  EXPECT_EQ(repeated.error().offset, 8 + twice.rfind(R"("a")"));
+
+  for (const char* entry :
+       {R"({"x":{"shape":[1],"data_offsets":[0,1]}})",
+        R"({"x":{"dtype":"U8","data_offsets":[0,1]}})", R"({"x":{"dtype":"U8","shape":[1]}})"}) {
+    EXPECT_NE(StError(St(entry, 1)).find("tensor \"x\" needs dtype, shape and data_offsets"),
+              std::string::npos)
+        << entry << ": " << StError(St(entry, 1));
+  }
+}
+
 // Where the safetensors crate (0.6.2 and main) is looser, kiln keeps
 // refusing; each decision is in docs/compatibility.md.
 TEST(SafetensorsHostile, ReferenceDifferencesAreDeliberate) {

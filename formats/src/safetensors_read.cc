@@ -228,6 +228,7 @@ class HeaderParser {
 
   bool ReadDtype(SafetensorsTensor* t) {
     std::string_view name;
+    json_.SkipSpace();  // `at` is the dtype's opening quote
     const std::size_t at = json_.position();
     if (!json_.StringView(&name, &scratch_)) return json_.Fail("dtype is not a string");
     const auto known = LookUpSafetensorsDtype(name);

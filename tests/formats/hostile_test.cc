@@ -1335,6 +1335,18 @@ TEST(SafetensorsHostile, EntryOffsetsRepeatsAndMissingFields) {
               std::string::npos)
         << entry << ": " << StError(St(entry, 1));
   }
+
+  // A dtype error points at the dtype's opening quote, past any whitespace;
+  // the empty name is no dtype.
+  for (const std::string dtype : {"\"XX\"", "\"\""}) {
+    const std::string bad = R"({"x":{"dtype": )" + dtype + R"(,"shape":[1],"data_offsets":[0,1]}})";
+    const auto refused = ReadSafetensors(St(bad, 1));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().message,
+              "safetensors header byte " + std::to_string(bad.find(dtype)) +
+                  ": tensor \"x\": dtype " + dtype + " is not a safetensors dtype");
+    EXPECT_EQ(refused.error().offset, 8 + bad.find(dtype));
+  }
 }
 
 // Where the safetensors crate (0.6.2 and main) is looser, kiln keeps

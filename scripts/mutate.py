@@ -418,8 +418,11 @@ def ledger_commit(path):
 
 
 def write_ledger(path, rows, population_keys, commit):
-    """Rows of mutants that still exist, sorted by file and line."""
-    kept = [r for k, r in rows.items() if k in population_keys]
+    """Rows of mutants that still exist (population_keys: key -> the mutant's
+    line now), sorted by file and line; a row whose code moved takes its
+    line now."""
+    kept = [dict(r, line=str(population_keys[k])) for k, r in rows.items()
+            if k in population_keys]
     kept.sort(key=lambda r: (r["file"], int(r["line"]), r["operator"]))
     counts = {}
     for r in kept:
@@ -837,7 +840,7 @@ def main():
 
     def population_keys():
         if not population:
-            population.append({(str(m[0]), m[2], context_hash(lines_of(m[0]), m[1], m[2]))
+            population.append({(str(m[0]), m[2], context_hash(lines_of(m[0]), m[1], m[2])): m[1]
                                for m in all_mutants})
         return population[0]
     ledger_path = args.ledger

@@ -82,9 +82,11 @@ class Identity(unittest.TestCase):
                 ("base/src/x.cc", row["operator"], "old"): gone}
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "ledger.tsv"
-            mutate.write_ledger(path, rows, {("base/src/x.cc", row["operator"], "abc")}, "c0ffee")
+            # The living mutant's code moved to line 5: its row says so.
+            mutate.write_ledger(path, rows, {("base/src/x.cc", row["operator"], "abc"): 5},
+                                "c0ffee")
             back = mutate.read_ledger(path)
-            self.assertEqual(list(back.values()), [row])
+            self.assertEqual(list(back.values()), [dict(row, line="5")])
             self.assertEqual(mutate.ledger_commit(path), "c0ffee")
 
 

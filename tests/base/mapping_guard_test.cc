@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,7 @@
 #include "gtest/gtest.h"
 #include "kiln/base/mapped_input.h"
 #include "kiln/base/mapping_guard.h"
+#include "support/syscall_fault.h"
 #include "support/temp_dir.h"
 
 namespace kiln {
@@ -215,13 +217,14 @@ enum Reached : int {
   kReadReturned = 34,
   kSetupFailed = 35,
 };
-volatile const void* g_fault_address = nullptr;
+// Set before the faulting read; a signal handler reads it (lock-free).
+std::atomic<const void*> g_fault_address{nullptr};
 
 // Its siginfo names the fault, and its context (the interrupted thread's
 // ucontext_t, which the kernel always passes) is there.
 void PreviousSigInfoHandler(int sig, siginfo_t* info, void* context) {
   const bool right = sig == SIGBUS && info != nullptr && info->si_signo == SIGBUS &&
-                     info->si_addr == g_fault_address && context != nullptr;
+                     info->si_addr == g_fault_address.load() && context != nullptr;
   ::_exit(right ? kSigInfoHandlerRan : kSigInfoHandlerWrongInfo);
 }
 
@@ -309,6 +312,83 @@ TEST(MappingGuard, AFaultOutsideEveryGuardDiesOfSigbusWithoutAPreviousHandler) {
         << "previous disposition " << previous << ": "
         << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
                                 : "exit status " + std::to_string(WEXITSTATUS(status)));
+  }
+}
+
+// A guarded range ends at its length rounded up to a whole page, no
+// further. Two mappings side by side, each of a file of `first_length` and
+// four pages: the first guarded, the second not; both files are then cut to
+// nothing. A read of the first mapping's last byte (in its last, partly
+// filled page) is claimed: zeros, and the cut seen. A read of the second
+// mapping's first byte, just past the guarded range, is not: it reaches
+// the previous SA_SIGINFO handler, with its address. In a child.
+enum Adjacent : int {
+  kLastByteNotZero = 50,
+  kLastByteCutNotSeen = 51,
+  kNeighbourClaimed = 52,
+  kNeighbourReachedPrevious = 53,
+  kNeighbourWrongAddress = 54,
+};
+
+void NeighbourHandler(int, siginfo_t* info, void*) {
+  ::_exit(info->si_addr == g_fault_address.load() ? kNeighbourReachedPrevious
+                                                  : kNeighbourWrongAddress);
+}
+
+int MapFileAt(const std::string& path, std::size_t length, void* at) {
+  {
+    const std::string bytes(length, '\x5a');
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  void* const map = ::mmap(at, length, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
+  ::close(fd);
+  return map == at ? 0 : -1;
+}
+
+int OnlyTheGuardedRangeIsClaimed(const std::string& dir, std::size_t first_length) {
+  const rlimit no_core{0, 0};
+  if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return kSetupFailed;
+  const std::size_t page = PageSize();
+  const std::size_t first_pages = (first_length + page - 1) / page;
+  void* const area =
+      ::mmap(nullptr, (first_pages + 4) * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED) return kNoAddressSpace;
+  auto* const first = static_cast<std::uint8_t*>(area);
+  std::uint8_t* const second = first + first_pages * page;
+  const std::string first_path = dir + "/first", second_path = dir + "/second";
+  if (MapFileAt(first_path, first_length, first) != 0) return kMapFailed;
+  if (MapFileAt(second_path, 4 * page, second) != 0) return kMapFailed;
+  const int slot = base::GuardMapping(first, first_length);
+  if (slot < 0) return kFillerRefused;
+  struct sigaction act {};
+  act.sa_sigaction = NeighbourHandler;
+  act.sa_flags = SA_SIGINFO;
+  sigemptyset(&act.sa_mask);
+  if (::sigaction(SIGBUS, &act, nullptr) != 0) return kSetupFailed;
+  const base::BusGuardScope scope;
+  if (::truncate(first_path.c_str(), 0) != 0 || ::truncate(second_path.c_str(), 0) != 0) {
+    return kNotTruncated;
+  }
+  if (static_cast<volatile const std::uint8_t&>(first[first_length - 1]) != 0) {
+    return kLastByteNotZero;
+  }
+  if (!base::MappingCut(slot)) return kLastByteCutNotSeen;
+  g_fault_address = second;
+  const std::uint8_t read = static_cast<volatile const std::uint8_t&>(second[0]);
+  return read == 0 ? kNeighbourClaimed : kNeighbourClaimed + 10;
+}
+
+TEST(MappingGuard, OnlyTheGuardedRangeIsClaimed) {
+  const std::size_t page = PageSize();
+  for (const std::size_t first_length : {4 * page, 4 * page + 1, 5 * page - 1}) {
+    testing::ScratchDir tmp;
+    const std::string dir = tmp / "";
+    const int status =
+        testing::ExitStatusInChild([&] { return OnlyTheGuardedRangeIsClaimed(dir, first_length); });
+    EXPECT_EQ(status, kNeighbourReachedPrevious)
+        << "first mapping of " << first_length << " bytes (enums Step, Reached, Adjacent)";
   }
 }
 

@@ -424,6 +424,43 @@ TEST(SafetensorsHostile, HeaderLengths) {
   Append(&cut, "{}");
   EXPECT_NE(StError(cut).find("only 2 bytes follow"), std::string::npos);
   EXPECT_NE(StError({1, 2, 3}).find("too short"), std::string::npos);
+  // Each is refused at byte 0, where the header length is.
+  for (const Bytes* b : {&big, &limit, &hub, &cut}) {
+    const auto r = ReadSafetensors(*b);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().offset, 0u) << r.error().message;
+  }
+  const auto short_file = ReadSafetensors(Bytes{1, 2, 3});
+  ASSERT_FALSE(short_file.ok());
+  EXPECT_EQ(short_file.error().offset, 0u);
+  // A caller's limit: a header of exactly that many bytes is read, one
+  // more is refused.
+  ReaderLimits forty;
+  forty.max_header_bytes = 40;
+  const std::string at_limit = "{}" + std::string(38, ' ');
+  const auto read = ReadSafetensors(St(at_limit, 0), forty);
+  EXPECT_TRUE(read.ok()) << read.error().message;
+  const auto past = ReadSafetensors(St(at_limit + " ", 0), forty);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().message, "safetensors header length 41 exceeds the limit of 40");
+  EXPECT_EQ(past.error().offset, 0u);
+}
+
+// The dtype table both ways: every name kiln reads maps to its dtype and
+// back; a name the crate knows that kiln has no dtype for, and a name that
+// is no dtype, map to none; a kiln dtype safetensors cannot name has no
+// name.
+TEST(Safetensors, DtypeNamesBothWays) {
+  for (const char* name : {"F64", "F32", "BF16", "I8", "U64", "BOOL", "F8_E4M3", "F8_E8M0"}) {
+    const auto dtype = DtypeFromSafetensors(name);
+    ASSERT_TRUE(dtype.has_value()) << name;
+    EXPECT_EQ(SafetensorsDtypeName(*dtype), std::optional<std::string_view>(name));
+  }
+  EXPECT_EQ(DtypeFromSafetensors("F4"), std::nullopt);
+  EXPECT_EQ(DtypeFromSafetensors("F6_E2M3"), std::nullopt);
+  EXPECT_EQ(DtypeFromSafetensors("X"), std::nullopt);
+  EXPECT_EQ(DtypeFromSafetensors(""), std::nullopt);
+  EXPECT_EQ(SafetensorsDtypeName(Dtype::kF4E2m1), std::nullopt);
 }
 
 TEST(SafetensorsHostile, EveryPrefixOfAValidFileIsRefused) {
@@ -1282,6 +1319,26 @@ TEST(SafetensorsLimits, MoreTensorsOrNamesThanKilnCanHoldStopTheReader) {
   ASSERT_FALSE(limited.ok());
   EXPECT_NE(limited.error().message.find("more than the limit of 1000 tensors"), std::string::npos);
   EXPECT_EQ(limited.error().offset, 8 + json.find("\"1000\""));
+}
+
+// The names' budget is the name heap's: names of exactly 131,069 bytes in
+// all (the two longest a Kiln name can be) are read; one more byte is not.
+TEST(SafetensorsLimits, NamesFillingTheHeapExactlyAreRead) {
+  const auto entry = [](const std::string& name, int at) {
+    return "\"" + name + "\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" +
+           std::to_string(at) + "," + std::to_string(at + 1) + "]}";
+  };
+  const std::string full =
+      "{" + entry(std::string(65535, 'a'), 0) + "," + entry(std::string(65534, 'b'), 1) + "}";
+  const auto read = ReadSafetensors(St(full, 2));
+  EXPECT_TRUE(read.ok()) << read.error().message;
+  const std::string over = "{" + entry(std::string(65535, 'a'), 0) + "," +
+                           entry(std::string(65534, 'b'), 1) + "," + entry("c", 2) + "}";
+  const auto refused = ReadSafetensors(St(over, 3));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("tensor names reach 131070 bytes at tensor \"c\""),
+            std::string::npos)
+      << refused.error().message;
 }
 
 // Keys are compared decoded: "a" and "\u0061" are the same key.

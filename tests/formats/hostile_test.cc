@@ -613,6 +613,30 @@ TEST(Safetensors, HeaderIsCompactAndPaddedToEight) {
   EXPECT_FALSE(SafetensorsHeader(reserved).ok());
 }
 
+// A name holding every control character, a quote, a backslash, DEL and a
+// two-byte character is written as json.dumps(ensure_ascii=False) writes it
+// (short escapes where JSON has them, \\u00xx for the other control
+// characters, the rest as is) and reads back as the same name.
+TEST(Safetensors, HeaderEscapesEveryControlCharacter) {
+  std::string name;
+  for (char c = 1; c < 0x20; ++c) name += c;
+  name += "\"\\\x7f\xc3\xa9";
+  const SafetensorsEntry entries[] = {{name, Dtype::kU8, {}, 1}};
+  const auto h = SafetensorsHeader(entries);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  const std::string quoted =
+      "\"\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\b\\t\\n\\u000b\\f\\r\\u000e\\u000f\\u00"
+      "10\\u0011\\u0012\\u0013\\u0014\\u0015\\u0016\\u0017\\u0018\\u0019\\u001a\\u001b\\u001c\\u001"
+      "d\\u001e\\u001f\\\"\\\\\x7f\xc3\xa9\"";
+  EXPECT_EQ(h.value().substr(9, quoted.size()), quoted);
+  Bytes file(h.value().begin(), h.value().end());
+  file.push_back(0);
+  const auto back = ReadSafetensors(file);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back.value().tensors.size(), 1u);
+  EXPECT_EQ(back.value().tensors[0].name, name);
+}
+
 // ---------------------------------------------------------------- gguf
 
 struct Gguf {

@@ -250,6 +250,8 @@ TEST(NpyHostile, StrictHeaderSyntax) {
        "npy header byte 24: key \"descr\" repeats"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (1)}",  // an int
        "npy header byte 53: shape (n) is not a tuple; (n,) is"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1 1)}",  // no comma
+       "npy header byte 53: expected ',' or ')' in shape"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1)}",
        "npy header byte 67: shape has more than 8 dimensions"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}",

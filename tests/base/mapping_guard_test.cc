@@ -180,6 +180,15 @@ TEST(MappingGuard, TwoCutsOnlyTheirFaultsTellAreBothSeen) {
   InChildOnAFourPageFile(tmp / "input", TwoCutsSeenOnlyByTheirFaults);
 }
 
+// A slot number outside the table (-1, as GuardMapping returns when it is
+// full, or one past its end) is ignored by UnguardMapping and never cut.
+TEST(MappingGuard, SlotsOutsideTheTableAreIgnored) {
+  for (const int slot : {-1, kMaxGuardedMappings, kMaxGuardedMappings + 1}) {
+    base::UnguardMapping(slot);
+    EXPECT_FALSE(base::MappingCut(slot)) << slot;
+  }
+}
+
 // The table takes any range whose end, rounded up to a page, fits the
 // address space, and refuses one that would wrap: a length one byte too
 // long, or a range starting in the last page. Only numbers are listed

@@ -1396,7 +1396,8 @@ TEST(SafetensorsHostile, RepeatedEmptyMetadataKey) {
 TEST(SafetensorsHostile, EntryOffsetsRepeatsAndMissingFields) {
   const std::string json = R"({"b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}, )"
                            R"("a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
-  const auto r = ReadSafetensors(St(json, 2));
+  const Bytes file = St(json, 2);  // the names are views into it
+  const auto r = ReadSafetensors(file);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r.value().tensors.size(), 2u);
   EXPECT_EQ(r.value().tensors[0].name, "a");  // in data order

@@ -45,7 +45,8 @@ std::size_t PageSize() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)
 // Only the first byte is this process's own copy: the rest stays the file's.
 std::size_t FirstByte(std::span<const std::uint8_t>) { return 1; }
 
-// The child's exit status names the first step that failed (0: every step held).
+// A child's exit status names the first step that failed (0: every step
+// held), or where a fault outside every guard went.
 enum Step : int {
   kAllHeld = 0,
   kNoAddressSpace = 10,
@@ -59,7 +60,52 @@ enum Step : int {
   kCutBeforeTruncation = 18,
   kAnyCutNotReported = 19,
   kMapFailed = 20,
+  kSetupFailed = 21,
+  // A fault outside every guard reached...
+  kSigInfoHandlerRan = 30,        // the previous SA_SIGINFO handler, with the fault's siginfo
+  kSigInfoHandlerWrongInfo = 31,  // it, but with another signal, address or no context
+  kPlainHandlerRan = 32,
+  kPlainHandlerWrongSignal = 33,
+  kReadReturnedZero = 34,  // nobody: the read returned (claimed by kiln's handler)
+  kReadReturnedOther = 35,
+  // A MappedInput cut while its prefix is privatized.
+  kCutInputAccepted = 40,
+  kWrongMessage = 41,
+  kBytesKept = 42,
+  kMappingKept = 43,
+  kTruncateFailed = 44,
+  // A guarded range's last byte, and its unguarded neighbour.
+  kLastByteNotZero = 50,
+  kLastByteCutNotSeen = 51,
 };
+
+// Writes `length` bytes of `byte` to a new file at `path`.
+bool WriteFile(const std::string& path, std::size_t length, char byte) {
+  const std::string bytes(length, byte);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const bool written = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(length);
+  return ::close(fd) == 0 && written;
+}
+
+// The deaths some children are expected to die (SIGBUS) leave no core file.
+bool NoCoreFiles() {
+  const rlimit no_core{0, 0};
+  return ::setrlimit(RLIMIT_CORE, &no_core) == 0;
+}
+
+// The address of the read expected to fault; set before it, read by
+// ExpectedFaultHandler (lock-free).
+std::atomic<const void*> g_fault_address{nullptr};
+
+// A process's own SA_SIGINFO handler, installed before kiln's: its siginfo
+// must name the expected fault, and its context (the interrupted thread's
+// ucontext_t, which the kernel always passes) must be there.
+void ExpectedFaultHandler(int sig, siginfo_t* info, void* context) {
+  const bool right = sig == SIGBUS && info != nullptr && info->si_signo == SIGBUS &&
+                     info->si_addr == g_fault_address.load() && context != nullptr;
+  ::_exit(right ? kSigInfoHandlerRan : kSigInfoHandlerWrongInfo);
+}
 
 int FillTheTableThenCutTheLastMapping(const std::string& path) {
   const std::size_t page = PageSize();
@@ -101,24 +147,9 @@ int FillTheTableThenCutTheLastMapping(const std::string& path) {
 // a child process (a SIGBUS there fails the test instead of ending the test
 // binary) and checks that every step held.
 void InChildOnAFourPageFile(const std::string& path, int (*step)(const std::string&)) {
-  {
-    const std::string bytes(4 * PageSize(), '\x5a');
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    ASSERT_EQ(::close(fd), 0);
-  }
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) ::_exit(step(path));
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_FALSE(WIFSIGNALED(status))
-      << "killed by signal " << WTERMSIG(status)
-      << (WTERMSIG(status) == SIGBUS ? " (SIGBUS: a mapping was unguarded)" : "");
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), kAllHeld)
-      << "the step that failed (enum Step, enum CutWhilePrivatized)";
+  ASSERT_TRUE(WriteFile(path, 4 * PageSize(), '\x5a'));
+  EXPECT_EQ(testing::ExitStatusInChild([&] { return step(path); }), kAllHeld)
+      << "the step that failed (enum Step)";
 }
 
 TEST(MappingGuard, EverySlotOfAFullTableGuardsItsMapping) {
@@ -218,37 +249,18 @@ TEST(MappingGuard, RangesUpToTheTopOfTheAddressSpace) {
 // BusGuardScope), then reads past the end of a file it mapped itself and
 // cut, guarding nothing.
 enum Previous : int { kSigInfoHandler, kPlainHandler, kDefault, kIgnore, kIgnoreWithSigInfo };
-enum Reached : int {
-  kSigInfoHandlerRan = 30,
-  kSigInfoHandlerWrongInfo = 31,
-  kPlainHandlerRan = 32,
-  kPlainHandlerWrongSignal = 33,
-  kReadReturned = 34,
-  kSetupFailed = 35,
-};
-// Set before the faulting read; a signal handler reads it (lock-free).
-std::atomic<const void*> g_fault_address{nullptr};
-
-// Its siginfo names the fault, and its context (the interrupted thread's
-// ucontext_t, which the kernel always passes) is there.
-void PreviousSigInfoHandler(int sig, siginfo_t* info, void* context) {
-  const bool right = sig == SIGBUS && info != nullptr && info->si_signo == SIGBUS &&
-                     info->si_addr == g_fault_address.load() && context != nullptr;
-  ::_exit(right ? kSigInfoHandlerRan : kSigInfoHandlerWrongInfo);
-}
 
 void PreviousPlainHandler(int sig) {
   ::_exit(sig == SIGBUS ? kPlainHandlerRan : kPlainHandlerWrongSignal);
 }
 
 int FaultOutsideEveryGuard(const std::string& path, Previous previous) {
-  const rlimit no_core{0, 0};  // the deaths expected below leave no core file
-  if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return kSetupFailed;
+  if (!NoCoreFiles()) return kSetupFailed;
   struct sigaction act {};
   sigemptyset(&act.sa_mask);
   switch (previous) {
     case kSigInfoHandler:
-      act.sa_sigaction = PreviousSigInfoHandler;
+      act.sa_sigaction = ExpectedFaultHandler;
       act.sa_flags = SA_SIGINFO;
       break;
     case kPlainHandler:
@@ -277,41 +289,30 @@ int FaultOutsideEveryGuard(const std::string& path, Previous previous) {
   const auto* byte = static_cast<const std::uint8_t*>(map) + 2 * page + 7;
   g_fault_address = byte;
   const std::uint8_t read = static_cast<volatile const std::uint8_t&>(*byte);
-  return read == 0 ? kReadReturned : kReadReturned + 1;
+  return read == 0 ? kReadReturnedZero : kReadReturnedOther;
 }
 
 // The child's wait status after FaultOutsideEveryGuard(previous).
 int StatusAfterFault(Previous previous) {
   testing::ScratchDir tmp;
   const std::string path = tmp / "input";
-  {
-    const std::string bytes(4 * PageSize(), '\x5a');
-    std::ofstream(path, std::ios::binary) << bytes;
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ADD_FAILURE() << "fork failed";
+  if (!WriteFile(path, 4 * PageSize(), '\x5a')) {
+    ADD_FAILURE() << "cannot write " << path;
     return -1;
   }
-  if (pid == 0) ::_exit(FaultOutsideEveryGuard(path, previous));
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) {
-    ADD_FAILURE() << "waitpid failed";
-    return -1;
-  }
-  return status;
+  return testing::WaitStatusInChild([&] { return FaultOutsideEveryGuard(path, previous); });
 }
 
 TEST(MappingGuard, AFaultOutsideEveryGuardReachesThePreviousSigInfoHandler) {
   const int status = StatusAfterFault(kSigInfoHandler);
   ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
-  EXPECT_EQ(WEXITSTATUS(status), kSigInfoHandlerRan) << "enum Reached";
+  EXPECT_EQ(WEXITSTATUS(status), kSigInfoHandlerRan) << "enum Step";
 }
 
 TEST(MappingGuard, AFaultOutsideEveryGuardReachesThePreviousPlainHandler) {
   const int status = StatusAfterFault(kPlainHandler);
   ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
-  EXPECT_EQ(WEXITSTATUS(status), kPlainHandlerRan) << "enum Reached";
+  EXPECT_EQ(WEXITSTATUS(status), kPlainHandlerRan) << "enum Step";
 }
 
 TEST(MappingGuard, AFaultOutsideEveryGuardDiesOfSigbusWithoutAPreviousHandler) {
@@ -331,24 +332,8 @@ TEST(MappingGuard, AFaultOutsideEveryGuardDiesOfSigbusWithoutAPreviousHandler) {
 // filled page) is claimed: zeros, and the cut seen. A read of the second
 // mapping's first byte, just past the guarded range, is not: it reaches
 // the previous SA_SIGINFO handler, with its address. In a child.
-enum Adjacent : int {
-  kLastByteNotZero = 50,
-  kLastByteCutNotSeen = 51,
-  kNeighbourClaimed = 52,
-  kNeighbourReachedPrevious = 53,
-  kNeighbourWrongAddress = 54,
-};
-
-void NeighbourHandler(int, siginfo_t* info, void*) {
-  ::_exit(info->si_addr == g_fault_address.load() ? kNeighbourReachedPrevious
-                                                  : kNeighbourWrongAddress);
-}
-
 int MapFileAt(const std::string& path, std::size_t length, void* at) {
-  {
-    const std::string bytes(length, '\x5a');
-    std::ofstream(path, std::ios::binary) << bytes;
-  }
+  if (!WriteFile(path, length, '\x5a')) return -1;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   void* const map = ::mmap(at, length, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
@@ -357,8 +342,7 @@ int MapFileAt(const std::string& path, std::size_t length, void* at) {
 }
 
 int OnlyTheGuardedRangeIsClaimed(const std::string& dir, std::size_t first_length) {
-  const rlimit no_core{0, 0};
-  if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return kSetupFailed;
+  if (!NoCoreFiles()) return kSetupFailed;
   const std::size_t page = PageSize();
   const std::size_t first_pages = (first_length + page - 1) / page;
   void* const area =
@@ -372,7 +356,7 @@ int OnlyTheGuardedRangeIsClaimed(const std::string& dir, std::size_t first_lengt
   const int slot = base::GuardMapping(first, first_length);
   if (slot < 0) return kFillerRefused;
   struct sigaction act {};
-  act.sa_sigaction = NeighbourHandler;
+  act.sa_sigaction = ExpectedFaultHandler;
   act.sa_flags = SA_SIGINFO;
   sigemptyset(&act.sa_mask);
   if (::sigaction(SIGBUS, &act, nullptr) != 0) return kSetupFailed;
@@ -386,7 +370,7 @@ int OnlyTheGuardedRangeIsClaimed(const std::string& dir, std::size_t first_lengt
   if (!base::MappingCut(slot)) return kLastByteCutNotSeen;
   g_fault_address = second;
   const std::uint8_t read = static_cast<volatile const std::uint8_t&>(second[0]);
-  return read == 0 ? kNeighbourClaimed : kNeighbourClaimed + 10;
+  return read == 0 ? kReadReturnedZero : kReadReturnedOther;
 }
 
 TEST(MappingGuard, OnlyTheGuardedRangeIsClaimed) {
@@ -396,8 +380,8 @@ TEST(MappingGuard, OnlyTheGuardedRangeIsClaimed) {
     const std::string dir = tmp / "";
     const int status =
         testing::ExitStatusInChild([&] { return OnlyTheGuardedRangeIsClaimed(dir, first_length); });
-    EXPECT_EQ(status, kNeighbourReachedPrevious)
-        << "first mapping of " << first_length << " bytes (enums Step, Reached, Adjacent)";
+    EXPECT_EQ(status, kSigInfoHandlerRan)
+        << "first mapping of " << first_length << " bytes (enum Step)";
   }
 }
 
@@ -417,10 +401,7 @@ bool Mapped(const std::string& path) {
 TEST(MappedInput, GivesItsMappingBackWhenDestroyed) {
   testing::ScratchDir tmp;
   const std::string path = tmp / "input";
-  {
-    const std::string bytes(3 * PageSize(), '\x11');
-    std::ofstream(path, std::ios::binary) << bytes;
-  }
+  ASSERT_TRUE(WriteFile(path, 3 * PageSize(), '\x11'));
   ASSERT_FALSE(Mapped(path));
   {
     const base::MappedInput input(path, FirstByte);
@@ -444,14 +425,6 @@ std::size_t CutToOnePageThenAskForThree(std::span<const std::uint8_t>) {
   if (::truncate(g_path_to_cut, static_cast<off_t>(PageSize())) != 0) return 0;
   return 3 * PageSize();
 }
-
-enum CutWhilePrivatized : int {
-  kCutInputAccepted = 40,
-  kWrongMessage = 41,
-  kBytesKept = 42,
-  kMappingKept = 43,
-  kTruncateFailed = 44,
-};
 
 int CutWhilePrivatizedHoldsNothing(const std::string& path) {
   g_path_to_cut = path.c_str();

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -68,12 +69,11 @@ inline bool FailSyscall(std::uint32_t nr, int error) {
 // filters are not allowed here): the test skips.
 inline constexpr int kNoSeccomp = 77;
 
-// Runs `step` (returning the exit status) in a child process, where the
-// filter it installs stays, and returns the child's exit status; -1, after a
-// test failure that says why, when there is none (fork or waitpid failed,
-// or a signal ended the child).
+// Runs `step` (returning the exit status) in a child process and returns
+// the child's raw wait status (for WIFEXITED, WIFSIGNALED...); -1, after a
+// test failure that says why, when there is none (fork or waitpid failed).
 template <typename Step>
-int ExitStatusInChild(Step step) {
+int WaitStatusInChild(Step step) {
   const pid_t pid = ::fork();
   if (pid < 0) {
     ADD_FAILURE() << "fork: " << std::strerror(errno);
@@ -85,8 +85,22 @@ int ExitStatusInChild(Step step) {
     ADD_FAILURE() << "waitpid: " << std::strerror(errno);
     return -1;
   }
+  return status;
+}
+
+// Runs `step` (returning the exit status) in a child process, where the
+// filter it installs stays, and returns the child's exit status; -1, after a
+// test failure that says why, when there is none (fork or waitpid failed,
+// or a signal ended the child: SIGBUS named as such).
+template <typename Step>
+int ExitStatusInChild(Step step) {
+  const int status = WaitStatusInChild(step);
+  if (status == -1) return -1;
   if (!WIFEXITED(status)) {
-    ADD_FAILURE() << "the child did not exit: status " << status;
+    ADD_FAILURE() << "the child did not exit: status " << status
+                  << (WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS
+                          ? " (killed by SIGBUS: a mapping was unguarded)"
+                          : "");
     return -1;
   }
   return WEXITSTATUS(status);

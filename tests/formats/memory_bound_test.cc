@@ -1,18 +1,20 @@
 // Peak memory of `kiln convert` and `kiln pack` on hostile inputs of 30 MB
 // and more, generated here: at most twice the input plus 64 MiB, whatever
-// the input (the mapped input itself counts once). The binary runs in a
-// child process and its peak RSS comes from wait4's rusage.ru_maxrss.
+// the input (the mapped input itself counts once). The binary runs as a
+// grandchild: kiln_peak_rss (support/peak_rss.cc), a small process, forks
+// it and reports its peak RSS from wait4's rusage.ru_maxrss. Forked from
+// this binary directly, the command's peak would start at this process's
+// resident size (Linux records the forked address space's high-water mark
+// at exec), which grows with every test run before in the same process.
 //
-// The inputs are written in small chunks so that this process stays small:
-// a forked child starts with the parent's current RSS as its peak.
-#include <fcntl.h>
-#include <sys/resource.h>
+// The inputs are written in small chunks so that this process stays small.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -36,29 +38,33 @@ std::string Slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// Runs the kiln binary with `args`; stdout and stderr go to files in `dir`.
+// Runs the kiln binary with `args` under kiln_peak_rss; stdout and stderr
+// go to files in `dir`.
 Peak RunMeasured(const TempDir& dir, const std::vector<std::string>& args) {
-  const std::string out = dir / "stdout", err = dir / "stderr";
-  std::vector<std::string> argv_s = {::kiln::testing::KilnBinary()};
+  const std::string report = dir / "peak", out = dir / "stdout", err = dir / "stderr";
+  std::vector<std::string> argv_s = {::kiln::testing::PeakRssLauncher(), report, out, err,
+                                     ::kiln::testing::KilnBinary()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
+  Peak p;
   const pid_t pid = fork();
   if (pid == 0) {
-    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) _exit(127);
     execv(argv[0], argv.data());
     _exit(127);
   }
-  Peak p;
   int status = 0;
-  rusage usage{};
-  if (pid < 0 || wait4(pid, &status, 0, &usage) != pid) return p;
-  p.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  p.rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
-  p.err = Slurp(err);
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    p.err = "kiln_peak_rss failed: wait status " + std::to_string(status);
+    return p;
+  }
+  std::istringstream line(Slurp(report));
+  if (!(line >> p.status >> p.rss_bytes))
+    p.err = "kiln_peak_rss wrote no report";
+  else
+    p.err = Slurp(err);
   return p;
 }
 

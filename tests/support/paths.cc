@@ -6,5 +6,6 @@ const char* GoldenDir() { return KILN_GOLDEN_DIR; }
 const char* KilnBinary() { return KILN_BINARY; }
 const char* FormatsFixtures() { return KILN_FORMATS_FIXTURES; }
 const char* TruncateOnMapLibrary() { return KILN_TRUNCATE_ON_MAP; }
+const char* PeakRssLauncher() { return KILN_PEAK_RSS; }
 
 }  // namespace kiln::testing

@@ -19,6 +19,9 @@ namespace kiln::testing {
 // support/truncate_on_map.cc built as an LD_PRELOAD library ("" without the
 // command).
 [[nodiscard]] const char* TruncateOnMapLibrary();
+// support/peak_rss.cc: runs a command and reports its peak RSS, forked from
+// a small process ("" without the command).
+[[nodiscard]] const char* PeakRssLauncher();
 
 }  // namespace kiln::testing
 

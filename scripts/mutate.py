@@ -557,8 +557,11 @@ def run_capture(cmd, cwd, timeout, env=None):
 
 def killer_of(output, fallback, rc=1):
     """The test a failed run names: GoogleTest's first FAILED line, else the
-    test it was running when it crashed or hung, else ctest's list."""
-    m = re.search(r"^\[  FAILED  \] (\S+)", output, re.M)
+    test it was running when it crashed or hung, else ctest's list. A
+    parameterized test's FAILED line goes on ", where GetParam() = ...": the
+    name stops before the comma (a name with it is in no test listing, so the
+    kill would never stand in a later run)."""
+    m = re.search(r"^\[  FAILED  \] ([^\s,]+)", output, re.M)
     if m:
         return m.group(1)
     runs = re.findall(r"^\[ RUN      \] (\S+)", output, re.M)
@@ -686,9 +689,23 @@ def reusable(row, listing, tests_now):
     if row["result"] in ("equivalent", "invalid"):
         return True
     if row["result"] == "killed":
-        return row["detail"].split(" ")[0] in listing or row["detail"] in (
+        return row["detail"].split(" ")[0] in listed_names(listing) or row["detail"] in (
             [Path(c[0]).name for c, _ in listing.values() if c] + ["ctest"])
     return row["tests"] == tests_now
+
+
+_LISTED = {}
+
+
+def listed_names(listing):
+    """The tests a ctest listing holds, by the name GoogleTest reports when
+    one fails: gtest_discover_tests names a parameterized test
+    "Suite/Test.Name/Case  # GetParam() = ...", the FAILED line
+    "Suite/Test.Name/Case"."""
+    key = id(listing)
+    if key not in _LISTED or _LISTED[key][0] is not listing:
+        _LISTED[key] = (listing, {name.split("  # GetParam() = ")[0] for name in listing})
+    return _LISTED[key][1]
 
 
 def summary_table(all_mutants, path):

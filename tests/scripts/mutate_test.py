@@ -127,6 +127,14 @@ class Selection(unittest.TestCase):
         self.assertFalse(mutate.reusable(row, {}, "t"))
         self.assertTrue(mutate.reusable(dict(row, result="equivalent"), {}, "t"))
 
+    def test_a_kill_stands_while_its_test_is_listed_parameterized_or_not(self):
+        listing = {"A.One": ([], "."), "R/T.Reports/O1_Len  # GetParam() = O1_Len": ([], ".")}
+        row = {"result": "killed", "detail": "R/T.Reports/O1_Len", "tests": "old"}
+        self.assertTrue(mutate.reusable(row, listing, "t"))
+        self.assertTrue(mutate.reusable(dict(row, detail="A.One (crashed)"), listing, "t"))
+        self.assertFalse(mutate.reusable(dict(row, detail="R/T.Reports/O2_Len"), listing, "t"))
+        self.assertFalse(mutate.reusable(dict(row, detail="R/T.Reports"), listing, "t"))
+
     def test_a_timeout_spent_computing_gets_no_second_chance(self):
         self.assertEqual(mutate.timeout_kind(29.0, 30.0), mutate.TIMED_OUT_SPINNING)
         self.assertEqual(mutate.timeout_kind(15.0, 30.0), mutate.TIMED_OUT_SPINNING)
@@ -155,6 +163,8 @@ class Selection(unittest.TestCase):
         out += "x.cc:3: Failure\n[  FAILED  ] A.Two (0 ms)\n"
         self.assertEqual(mutate.killer_of(out, "bin"), "A.Two")
         self.assertEqual(mutate.killer_of("nothing", "bin"), "bin")
+        param = "[  FAILED  ] R/RuleTest.Reports/O1_Len, where GetParam() = 4-byte object (3 ms)\n"
+        self.assertEqual(mutate.killer_of(param, "bin"), "R/RuleTest.Reports/O1_Len")
 
 
 class Headers(unittest.TestCase):

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -209,6 +211,48 @@ int TwoCutsSeenOnlyByTheirFaults(const std::string& path) {
 TEST(MappingGuard, TwoCutsOnlyTheirFaultsTellAreBothSeen) {
   testing::ScratchDir tmp;
   InChildOnAFourPageFile(tmp / "input", TwoCutsSeenOnlyByTheirFaults);
+}
+
+// A scope that could not install the handler (sigaction refused: here by a
+// seccomp filter on one thread, as a sandboxed thread would have it) undoes
+// nothing when it ends: a later scope on another thread still installs the
+// handler, and a read past a cut in a guarded mapping sees zeros where it
+// would otherwise die of SIGBUS. In a child (the filter stays on its thread).
+int AScopeThatCouldNotInstallUndoesNothing(const std::string& path) {
+  int sandboxed_step = kAllHeld;
+  std::thread sandboxed([&sandboxed_step] {
+    if (!testing::FailSyscall(SYS_rt_sigaction, EPERM)) {
+      sandboxed_step = testing::kNoSeccomp;
+      return;
+    }
+    struct sigaction current {};
+    if (::sigaction(SIGBUS, nullptr, &current) == 0) {
+      sandboxed_step = kSetupFailed;  // the filter does not refuse sigaction
+      return;
+    }
+    const base::BusGuardScope refused;
+  });
+  sandboxed.join();
+  if (sandboxed_step != kAllHeld) return sandboxed_step;
+  const base::MappedInput input(path, FirstByte);
+  if (!input.ok() || input.bytes().size() != 4 * PageSize()) return kInputFailed;
+  if (::truncate(path.c_str(), static_cast<off_t>(PageSize())) != 0) return kNotTruncated;
+  const base::BusGuardScope scope;
+  if (static_cast<volatile const std::uint8_t&>(input.bytes()[2 * PageSize() + 7]) != 0) {
+    return kTailNotZero;
+  }
+  if (!input.cut()) return kCutNotReported;
+  return kAllHeld;
+}
+
+TEST(MappingGuard, AScopeThatCouldNotInstallUndoesNothing) {
+  testing::ScratchDir tmp;
+  const std::string path = tmp / "input";
+  ASSERT_TRUE(WriteFile(path, 4 * PageSize(), '\x5a'));
+  const int status =
+      testing::ExitStatusInChild([&] { return AScopeThatCouldNotInstallUndoesNothing(path); });
+  if (status == testing::kNoSeccomp) GTEST_SKIP() << "seccomp filters are not allowed here";
+  EXPECT_EQ(status, kAllHeld) << "the step that failed (enum Step)";
 }
 
 // A slot number outside the table (-1, as GuardMapping returns when it is

@@ -601,7 +601,17 @@ class CostModel:
         self.objects += max(1, objects)
 
 
+class DoesNotBuild(Exception):
+    """A mutant the targets of its next tests cannot be built from."""
+
+
 class Runner:
+    """Runs a mutant's tests, quickest first, until one fails. `prepare`
+    (targets -> bool), when given, builds each step's targets just before
+    the step runs, so that a mutant killed by its first tests never waits
+    for the binaries of the others (a header's includers in other folders,
+    the Python module); DoesNotBuild when they cannot be built."""
+
     def __init__(self, build, tree, timeout_factor, test_costs, listing):
         self.build, self.tree = build, tree
         self.factor = timeout_factor
@@ -609,9 +619,10 @@ class Runner:
         self.listing = listing
 
     def plan(self, names):
-        """[(cost, command, label)] for ctest names, gtest ones grouped by
-        binary, quickest first; and the build targets they need."""
-        gtest, other, targets = {}, [], set()
+        """[(cost, command, label, targets)] for ctest names, gtest ones
+        grouped by binary, quickest first; and the build targets they all
+        need."""
+        gtest, other, targets, other_targets = {}, [], set(), set()
         for name in names:
             command, _ = self.listing.get(name, ([], None))
             if not command:
@@ -623,28 +634,32 @@ class Runner:
             else:
                 other.append(name)
                 if self.build in exe.parents:
-                    targets.add(exe.name)
+                    other_targets.add(exe.name)
                 else:  # scripts: they run the kiln command or the C validator
-                    targets.update(["kiln", "kiln_c_validate"])
+                    other_targets.update(["kiln", "kiln_c_validate"])
+        targets |= other_targets
         steps = []
         for exe, commands in gtest.items():
             filters = [a[len("--gtest_filter="):] for c in commands for a in c
                        if a.startswith("--gtest_filter=")]
             cost = sum(self.costs.get(f, 1.0) for f in filters)
             steps.append((cost, [exe, "--gtest_fail_fast", "--gtest_also_run_disabled_tests",
-                                 "--gtest_filter=" + ":".join(filters)], Path(exe).name))
+                                 "--gtest_filter=" + ":".join(filters)], Path(exe).name,
+                          [Path(exe).name]))
         if other:
             cost = sum(self.costs.get(n, 1.0) for n in other)
             steps.append((cost, ["ctest", "--test-dir", str(self.build), "--stop-on-failure",
                                  "-R", "^(" + "|".join(re.escape(n) for n in other) + ")$"],
-                          "ctest"))
+                          "ctest", sorted(other_targets)))
         steps.sort(key=lambda s: s[0])
         return steps, sorted(targets)
 
-    def run_names(self, names):
+    def run_names(self, names, prepare=None):
         """None when every test passes, else the killing test."""
         steps, _ = self.plan(names)
-        for cost, cmd, label in steps:
+        for cost, cmd, label, targets in steps:
+            if prepare and not prepare(targets):
+                raise DoesNotBuild(label)
             cwd = self.build / "tests" if label != "ctest" else self.tree
             timeout = max(30.0, self.factor * cost)
             rc, output = run_capture(cmd, cwd, timeout)
@@ -654,8 +669,10 @@ class Runner:
                 return killer_of(output, label, rc)
         return None
 
-    def run_entries(self, entries, timeouts):
+    def run_entries(self, entries, timeouts, prepare=None):
         for e in entries:
+            if prepare and not prepare(build_targets([e])):
+                raise DoesNotBuild(e)
             rc, output = run_capture(test_command(self.build, e), self.tree, timeouts[e])
             if rc == TIMED_OUT_WAITING:  # a loaded machine: a second chance, three times as long
                 rc, output = run_capture(test_command(self.build, e), self.tree,
@@ -1042,25 +1059,36 @@ def main():
                 lines[n - 1] = new_line + "\n"
                 mutated = (path, original)
                 path.write_text("".join(lines))
-                t_build = time.time()
-                built = run(["ninja", "-C", str(build)] + build_list, tree, 1800,
-                            env=mutant_env) == 0
-                model.observe(objects, time.time() - t_build)
-                if not built:
-                    verdict, detail = "invalid", "does not build"
-                else:
-                    killer = runner.run_names(selected) if selected is not None else \
-                        runner.run_entries(entries, timeouts)
+                build_seconds = [0.0]
+
+                def prepare(targets):
+                    # Built in stages: each step's binaries just before it runs.
+                    t_build = time.time()
+                    ok = run(["ninja", "-C", str(build)] + sorted(targets), tree, 1800,
+                             env=mutant_env) == 0
+                    build_seconds[0] += time.time() - t_build
+                    return ok
+                try:
+                    killer = runner.run_names(selected, prepare) if selected is not None else \
+                        runner.run_entries(entries, timeouts, prepare)
                     if killer is None and selected is not None and args.confirm:
-                        killer = runner.run_entries(entries, timeouts)
+                        killer = runner.run_entries(entries, timeouts, prepare)
                         if killer:
                             killer += " (outside the coverage map)"
+                    # A survivor (so far): every includer must build, the
+                    # ones no test ran included, or it is invalid. A kill
+                    # ends the mutant without them: its test told it apart.
+                    if killer is None and not prepare(build_list):
+                        raise DoesNotBuild("the includers")
                     if killer:
                         verdict, detail = "killed", killer
                     elif selected == []:
                         verdict, detail = "no-coverage", "no test reaches the line"
                     else:
                         verdict, detail = "survived", ""
+                except DoesNotBuild:
+                    verdict, detail = "invalid", "does not build"
+                model.observe(objects, build_seconds[0])
                 path.write_text(original)
                 mutated = None
             results.append((rel, n, what, verdict, detail, False))

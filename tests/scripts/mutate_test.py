@@ -167,6 +167,51 @@ class Selection(unittest.TestCase):
         self.assertEqual(mutate.killer_of(param, "bin"), "R/RuleTest.Reports/O1_Len")
 
 
+class StagedBuild(unittest.TestCase):
+    """Each step's binaries are built just before the step runs: a mutant its
+    quickest tests kill never waits for the others' binaries."""
+
+    def runner(self, tmp):
+        tests = Path(tmp) / "tests"
+        tests.mkdir()
+        for name, body in (("quick", "exit 0"),
+                           ("slow", "echo '[  FAILED  ] S.One (1 ms)'; exit 1")):
+            (tests / name).write_text("#!/bin/sh\n%s\n" % body)
+            (tests / name).chmod(0o755)
+        listing = {"Q.One": ([str(tests / "quick"), "--gtest_filter=Q.One"], tmp),
+                   "S.One": ([str(tests / "slow"), "--gtest_filter=S.One"], tmp)}
+        return mutate.Runner(Path(tmp), Path(tmp), 10.0, {"Q.One": 1.0, "S.One": 5.0}, listing)
+
+    def test_each_step_is_built_just_before_it_runs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            built = []
+            killer = self.runner(tmp).run_names(["S.One", "Q.One"],
+                                                lambda t: built.append(t) or True)
+            self.assertEqual(killer, "S.One")
+            self.assertEqual(built, [["quick"], ["slow"]])  # quickest first
+
+    def test_a_step_that_does_not_build_stops_the_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            built = []
+
+            def prepare(targets):
+                built.append(targets)
+                return targets != ["quick"]
+            with self.assertRaises(mutate.DoesNotBuild):
+                self.runner(tmp).run_names(["S.One", "Q.One"], prepare)
+            self.assertEqual(built, [["quick"]])
+
+    def test_a_folders_binaries_are_built_one_by_one_until_a_kill(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            built = []
+            runner = self.runner(tmp)
+            timeouts = {"quick": 10.0, "slow": 10.0, "never": 10.0}
+            killer = runner.run_entries(["quick", "slow", "never"], timeouts,
+                                        lambda t: built.append(t) or True)
+            self.assertEqual(killer, "S.One")
+            self.assertEqual(built, [["quick"], ["slow"]])  # "never" is not built
+
+
 class Headers(unittest.TestCase):
     DEPS = ("map/CMakeFiles/kiln_map.dir/src/block_map.cc.o: #deps 3, deps mtime 1 (VALID)\n"
             "    ../../map/src/block_map.cc\n"

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -63,6 +64,9 @@ enum Step : int {
   kAnyCutNotReported = 19,
   kMapFailed = 20,
   kSetupFailed = 21,
+  kScopeDidNotInstall = 22,
+  kScopeDidNotRestore = 23,
+  kInnerScopeRestored = 24,
   // A fault outside every guard reached...
   kSigInfoHandlerRan = 30,        // the previous SA_SIGINFO handler, with the fault's siginfo
   kSigInfoHandlerWrongInfo = 31,  // it, but with another signal, address or no context
@@ -253,6 +257,44 @@ TEST(MappingGuard, AScopeThatCouldNotInstallUndoesNothing) {
       testing::ExitStatusInChild([&] { return AScopeThatCouldNotInstallUndoesNothing(path); });
   if (status == testing::kNoSeccomp) GTEST_SKIP() << "seccomp filters are not allowed here";
   EXPECT_EQ(status, kAllHeld) << "the step that failed (enum Step)";
+}
+
+// A scope installs kiln's handler for its life and gives the earlier
+// disposition back when it ends; overlapping scopes install once and
+// restore once, when the last ends. In a child (it changes SIGBUS's
+// disposition).
+void OwnHandler(int) {}
+
+bool CurrentIsOwn() {
+  struct sigaction current {};
+  return ::sigaction(SIGBUS, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) == 0 &&
+         current.sa_handler == OwnHandler;
+}
+
+int ScopesRestoreTheEarlierHandler() {
+  struct sigaction own {};
+  own.sa_handler = OwnHandler;
+  sigemptyset(&own.sa_mask);
+  if (::sigaction(SIGBUS, &own, nullptr) != 0 || !CurrentIsOwn()) return kSetupFailed;
+  {
+    const base::BusGuardScope scope;
+    if (CurrentIsOwn()) return kScopeDidNotInstall;
+  }
+  if (!CurrentIsOwn()) return kScopeDidNotRestore;
+  {
+    const auto outer = std::make_unique<base::BusGuardScope>();
+    auto inner = std::make_unique<base::BusGuardScope>();
+    if (CurrentIsOwn()) return kScopeDidNotInstall;
+    inner.reset();
+    if (CurrentIsOwn()) return kInnerScopeRestored;
+  }
+  if (!CurrentIsOwn()) return kScopeDidNotRestore;
+  return kAllHeld;
+}
+
+TEST(MappingGuard, ScopesRestoreTheEarlierHandler) {
+  EXPECT_EQ(testing::ExitStatusInChild(ScopesRestoreTheEarlierHandler), kAllHeld)
+      << "the step that failed (enum Step)";
 }
 
 // A slot number outside the table (-1, as GuardMapping returns when it is

@@ -7,6 +7,7 @@
 // filter (renameat2 fails with ENOSYS) in a child process.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <ios>
 #include <memory>
 #include <set>
 #include <string>
@@ -109,13 +111,10 @@ TEST(OutputFile, SignalAfterTheCommitDoesNotEndTheProgram) {
   for (const bool commit_first : {false, true}) {
     kiln::testing::ScratchDir tmp;
     const fs::path target = tmp.path() / "out";
-    const pid_t pid = ::fork();
-    if (pid == 0) {
+    const int status = testing::WaitStatusInChild([&] {
       ::signal(SIGTERM, SIG_DFL);
-      ::_exit(SignalledChild(target, commit_first));
-    }
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      return SignalledChild(target, commit_first);
+    });
     if (commit_first) {
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
       EXPECT_TRUE(fs::exists(target));
@@ -150,13 +149,61 @@ int WriteFailsOnDescriptorZero(const fs::path& dir) {
 
 TEST(OutputFile, FailingWriteClosesDescriptorZero) {
   kiln::testing::ScratchDir tmp;
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) ::_exit(WriteFailsOnDescriptorZero(tmp.path()));
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "step " << WEXITSTATUS(status) << " failed";
+  const int step =
+      testing::ExitStatusInChild([&] { return WriteFailsOnDescriptorZero(tmp.path()); });
+  EXPECT_EQ(step, 0) << "step " << step << " failed";
+}
+
+// A staging directory listed for the signal handler is emptied and removed
+// by RemoveListedTemporaries even when it is opened as descriptor 0 (a
+// kiln whose standard input was closed, interrupted while it unpacks).
+int RemovesAStagingDirectoryOpenedAsDescriptorZero(const fs::path& dir) {
+  const fs::path staging = dir / "staging";
+  std::error_code ec;
+  if (!fs::create_directory(staging, ec)) return 1;
+  for (const char* name : {"a", "b", ".c"}) {
+    const int fd = ::open((staging / name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || ::close(fd) != 0) return 2;
+  }
+  const int slot = base::ListTemporary(staging.c_str(), base::TemporaryKind::kDirectory);
+  if (slot < 0) return 3;
+  if (::close(0) != 0) return 4;
+  base::RemoveListedTemporaries();
+  if (fs::exists(staging, ec) || ec) return 5;
+  base::UnlistTemporary(slot);
+  return 0;
+}
+
+TEST(OutputFile, RemovesAStagingDirectoryOpenedAsDescriptorZero) {
+  kiln::testing::ScratchDir tmp;
+  const int step = testing::ExitStatusInChild(
+      [&] { return RemovesAStagingDirectoryOpenedAsDescriptorZero(tmp.path()); });
+  EXPECT_EQ(step, 0) << "step " << step << " failed";
+}
+
+// The committed file has the mode a plain creation would have (0666 less
+// the umask), not the temporary's 0600. In a child: it sets the umask.
+int ModeOfACommittedFile(const fs::path& dir, mode_t mask) {
+  ::umask(mask);
+  const fs::path target = dir / "out";
+  const std::uint8_t byte[1] = {1};
+  {
+    base::OutputFile f(target.string());
+    if (!f.ok() || !f.Write(byte) || !f.Commit()) return 1;
+  }
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0) return 2;
+  return (st.st_mode & 07777) == (0666 & ~mask) ? 0 : 3;
+}
+
+TEST(OutputFile, CommittedFileHasThePlainCreationMode) {
+  for (const mode_t mask : {mode_t{0}, mode_t{022}, mode_t{077}}) {
+    kiln::testing::ScratchDir tmp;
+    const int step =
+        testing::ExitStatusInChild([&] { return ModeOfACommittedFile(tmp.path(), mask); });
+    EXPECT_EQ(step, 0) << "umask " << std::oct << mask << ": step " << std::dec << step
+                       << " failed";
+  }
 }
 
 }  // namespace

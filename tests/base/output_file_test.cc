@@ -6,21 +6,24 @@
 // target the same way. The missing support is simulated with a seccomp
 // filter (renameat2 fails with ENOSYS) in a child process.
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-
 #include <unistd.h>
-#include <csignal>
 
 #include <cerrno>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <ios>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -37,6 +40,13 @@ std::set<std::string> Names(const fs::path& dir) {
   std::set<std::string> out;
   for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
   return out;
+}
+
+// Runs step(dir) in a child process, whose exit status names the step that
+// failed (0: every step held).
+void ExpectEveryStepHeld(int (*step)(const fs::path&), const fs::path& dir) {
+  const int failed = testing::ExitStatusInChild([&] { return step(dir); });
+  EXPECT_EQ(failed, 0) << "step " << failed << " failed";
 }
 
 // The child's exit status says which step failed (0: all held; kNoSeccomp: no
@@ -149,9 +159,7 @@ int WriteFailsOnDescriptorZero(const fs::path& dir) {
 
 TEST(OutputFile, FailingWriteClosesDescriptorZero) {
   kiln::testing::ScratchDir tmp;
-  const int step =
-      testing::ExitStatusInChild([&] { return WriteFailsOnDescriptorZero(tmp.path()); });
-  EXPECT_EQ(step, 0) << "step " << step << " failed";
+  ExpectEveryStepHeld(WriteFailsOnDescriptorZero, tmp.path());
 }
 
 // A staging directory listed for the signal handler is emptied and removed
@@ -161,7 +169,7 @@ int RemovesAStagingDirectoryOpenedAsDescriptorZero(const fs::path& dir) {
   const fs::path staging = dir / "staging";
   std::error_code ec;
   if (!fs::create_directory(staging, ec)) return 1;
-  for (const char* name : {"a", "b", ".c"}) {
+  for (const char* name : {"a", "b", ".c", "..d"}) {
     const int fd = ::open((staging / name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0 || ::close(fd) != 0) return 2;
   }
@@ -176,9 +184,7 @@ int RemovesAStagingDirectoryOpenedAsDescriptorZero(const fs::path& dir) {
 
 TEST(OutputFile, RemovesAStagingDirectoryOpenedAsDescriptorZero) {
   kiln::testing::ScratchDir tmp;
-  const int step = testing::ExitStatusInChild(
-      [&] { return RemovesAStagingDirectoryOpenedAsDescriptorZero(tmp.path()); });
-  EXPECT_EQ(step, 0) << "step " << step << " failed";
+  ExpectEveryStepHeld(RemovesAStagingDirectoryOpenedAsDescriptorZero, tmp.path());
 }
 
 // The committed file has the mode a plain creation would have (0666 less
@@ -204,6 +210,163 @@ TEST(OutputFile, CommittedFileHasThePlainCreationMode) {
     EXPECT_EQ(step, 0) << "umask " << std::oct << mask << ": step " << std::dec << step
                        << " failed";
   }
+}
+
+// Descriptor 0 is an ordinary descriptor to an output (standard input
+// closed: a daemon's child): the temporary opened on it is closed when the
+// output is dropped, and a commit leaves no descriptor open (the directory
+// it opens to make the rename durable takes 0 again).
+// The child's exit status names the step that failed (0: all held).
+int OutputsOnDescriptorZeroLeaveItClosed(const fs::path& dir) {
+  if (::close(0) != 0) return 1;
+  {
+    const base::OutputFile dropped((dir / "dropped").string());
+    if (!dropped.ok() || ::fcntl(0, F_GETFD) == -1) return 2;  // not opened on 0
+  }
+  if (::fcntl(0, F_GETFD) != -1) return 3;  // left open by the dropped output
+  const std::uint8_t byte[1] = {1};
+  base::OutputFile kept((dir / "kept").string());
+  if (!kept.ok() || ::fcntl(0, F_GETFD) == -1) return 4;
+  if (!kept.Write(byte) || !kept.Commit()) return 5;
+  if (::fcntl(0, F_GETFD) != -1) return 6;  // left open by the commit
+  return 0;
+}
+
+TEST(OutputFile, OutputsOnDescriptorZeroLeaveItClosed) {
+  kiln::testing::ScratchDir tmp;
+  ExpectEveryStepHeld(OutputsOnDescriptorZeroLeaveItClosed, tmp.path());
+  EXPECT_EQ(Names(tmp.path()), std::set<std::string>{"kept"});
+}
+
+// A temporary opened as descriptor 0 is listed like any other: a signal
+// removes it.
+TEST(OutputFile, SignalRemovesATemporaryOpenedAsDescriptorZero) {
+  kiln::testing::ScratchDir tmp;
+  const fs::path target = tmp.path() / "out";
+  const int status = testing::WaitStatusInChild([&] {
+    ::signal(SIGTERM, SIG_DFL);
+    return ::close(0) == 0 ? SignalledChild(target, false) : 1;
+  });
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "status " << status;
+  EXPECT_EQ(Names(tmp.path()), std::set<std::string>{});
+}
+
+// A signal ignored when the handlers are installed (SIGHUP under nohup)
+// stays ignored: it neither ends the program nor removes its temporary.
+int IgnoredSignalStaysIgnored(const fs::path& dir) {
+  if (::signal(SIGHUP, SIG_IGN) == SIG_ERR) return 1;
+  base::InstallSignalCleanup();
+  const std::uint8_t byte[1] = {1};
+  base::OutputFile f((dir / "out").string());
+  if (!f.ok() || !f.Write(byte)) return 2;
+  ::raise(SIGHUP);
+  if (Names(dir).size() != 1) return 3;  // the temporary is still there
+  return f.Commit() ? 0 : 4;
+}
+
+TEST(OutputFile, AnIgnoredSignalStaysIgnored) {
+  kiln::testing::ScratchDir tmp;
+  ExpectEveryStepHeld(IgnoredSignalStaysIgnored, tmp.path());
+  EXPECT_EQ(Names(tmp.path()), std::set<std::string>{"out"});
+}
+
+// The temporaries table holds exactly kMaxTemporaries paths, in slots 0 to
+// kMaxTemporaries - 1; one more does not fit (-1); a slot given back is
+// taken again, the first included; -1 and numbers past the table are
+// ignored by UnlistTemporary. In a child: the table is the process's.
+int TableOfExactlyKMaxTemporaries() {
+  std::set<int> slots;
+  for (int i = 0; i < base::kMaxTemporaries; ++i) {
+    const int slot = base::ListTemporary("/nonexistent/kiln-test", base::TemporaryKind::kFile);
+    if (slot < 0 || slot >= base::kMaxTemporaries || !slots.insert(slot).second) return 1;
+  }
+  if (base::ListTemporary("/nonexistent/kiln-test", base::TemporaryKind::kFile) != -1) return 2;
+  base::UnlistTemporary(-1);
+  base::UnlistTemporary(base::kMaxTemporaries);
+  if (base::ListTemporary("/nonexistent/kiln-test", base::TemporaryKind::kFile) != -1) return 3;
+  for (const int slot : {0, base::kMaxTemporaries - 1}) {
+    base::UnlistTemporary(slot);
+    if (base::ListTemporary("/nonexistent/kiln-test", base::TemporaryKind::kFile) != slot) return 4;
+  }
+  for (const int slot : slots) base::UnlistTemporary(slot);
+  return 0;
+}
+
+TEST(TemporariesTable, HoldsExactlyKMaxTemporaries) {
+  const int step = testing::ExitStatusInChild(TableOfExactlyKMaxTemporaries);
+  EXPECT_EQ(step, 0) << "step " << step << " failed";
+}
+
+// A path of PATH_MAX - 1 bytes is listed, one of PATH_MAX is not (the
+// handler's copy holds PATH_MAX bytes with the terminator). Nothing past
+// the terminator is read: the path ends a page that a PROT_NONE page
+// follows.
+int LongestListedPath() {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t pages = (PATH_MAX + 1 + page - 1) / page + 1;
+  void* const area =
+      ::mmap(nullptr, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED) return 1;
+  auto* const bytes = static_cast<char*>(area);
+  char* const end = bytes + (pages - 1) * page;  // the guard page
+  if (::mprotect(end, page, PROT_NONE) != 0) return 2;
+  for (const std::size_t length : {std::size_t{PATH_MAX} - 1, std::size_t{PATH_MAX}}) {
+    char* const path = end - length - 1;
+    std::memset(path, 'x', length);
+    path[0] = '/';
+    path[length] = '\0';  // the last byte before the guard page
+    const int slot = base::ListTemporary(path, base::TemporaryKind::kDirectory);
+    if (length < PATH_MAX && slot < 0) return 3;
+    if (length == PATH_MAX && slot != -1) return 4;
+    base::UnlistTemporary(slot);
+  }
+  return 0;
+}
+
+TEST(TemporariesTable, ListsPathsShorterThanPathMaxAndReadsNoFurther) {
+  const int step = testing::ExitStatusInChild(LongestListedPath);
+  EXPECT_EQ(step, 0) << "step " << step << " failed";
+}
+
+// TemporaryNamePid takes exactly the names kiln gives its temporaries and
+// nothing near them.
+TEST(TemporaryName, PidOnlyFromAnExactName) {
+  const struct {
+    std::string_view name;
+    std::optional<long> pid;
+  } cases[] = {
+      {".kiln-tmp.4242.a1B2c3", 4242},
+      {".kiln-tmp.1.000000", 1},
+      {".kiln-tmp.9.999999", 9},
+      {".kiln-tmp.10.azAZ09", 10},
+      {".kiln-tmp.1234567890.abcdef", 1234567890},  // ten digits
+      {".kiln-tmp.2147483647.abcdef", 2147483647},  // 2^31-1
+      {".kiln-tmp.2147483648.abcdef", std::nullopt},
+      {".kiln-tmp.9999999999.abcdef", std::nullopt},
+      {".kiln-tmp.12345678901.abcdef", std::nullopt},  // eleven digits
+      {".kiln-tmp.0.abcdef", std::nullopt},            // a leading zero
+      {".kiln-tmp.042.abcdef", std::nullopt},
+      {".kiln-tmp..abcdef", std::nullopt},
+      {".kiln-tmp.42", std::nullopt},
+      {".kiln-tmp.42.", std::nullopt},
+      {".kiln-tmp.42.abcde", std::nullopt},
+      {".kiln-tmp.42.abcdefg", std::nullopt},
+      {".kiln-tmp.4a.abcdef", std::nullopt},
+      {".kiln-tmp.4/.abcdef", std::nullopt},  // '/' and ':' border the digits
+      {".kiln-tmp.4:.abcdef", std::nullopt},
+      {".kiln-tmp.42.abc/ef", std::nullopt},
+      {".kiln-tmp.42.abc:ef", std::nullopt},
+      {".kiln-tmp.42.abc`ef", std::nullopt},  // '`' and '{' border a-z
+      {".kiln-tmp.42.abc{ef", std::nullopt},
+      {".kiln-tmp.42.abc@ef", std::nullopt},  // '@' and '[' border A-Z
+      {".kiln-tmp.42.abc[ef", std::nullopt},
+      {".kiln-tmp.42.abc.ef", std::nullopt},
+      {"kiln-tmp.42.abcdef", std::nullopt},
+      {".kiln-tmp-42.abcdef", std::nullopt},
+      {"x.kiln-tmp.42.abcdef", std::nullopt},
+      {"", std::nullopt},
+  };
+  for (const auto& c : cases) EXPECT_EQ(base::TemporaryNamePid(c.name), c.pid) << c.name;
 }
 
 }  // namespace

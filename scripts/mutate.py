@@ -473,11 +473,18 @@ class Coverage:
                 self.files[rel] = (set(entry["executable"]),
                                    {int(k): v for k, v in entry["reached"].items()})
 
-    def tests(self, rel, n):
-        """The tests reaching line n of rel ([] none), or None (not mapped)."""
+    def tests(self, rel, n, text=""):
+        """The tests reaching line n of rel ([] none), or None (not mapped).
+        A line gcov does not list takes its neighbours' tests (the rest of a
+        statement that starts above it), unless it starts in the first
+        column (`text`, the line): a declaration at namespace scope (a
+        constant, a default argument) has effect wherever it is used, so it
+        is tested by its folder's whole list."""
         if str(rel) not in self.files:
             return None
         exe, reached = self.files[str(rel)]
+        if n not in exe and text[:1] not in ("", " ", "\t", "}", "#"):
+            return None
         lines = [n] if n in exe else [
             max((x for x in exe if x < n), default=None),
             min((x for x in exe if x > n), default=None)]
@@ -980,7 +987,8 @@ def main():
         # Folder lists are needed without a map, for files it lacks, and to confirm.
         folder_needed = []
         for rel, n, _, _ in todo:
-            if coverage is None or args.confirm or coverage.tests(rel, n) is None:
+            if coverage is None or args.confirm or coverage.tests(
+                    rel, n, (tree / rel).read_text().splitlines()[n - 1]) is None:
                 for e in entries_of(rel, dependents, present):
                     if e not in folder_needed:
                         folder_needed.append(e)
@@ -1022,7 +1030,8 @@ def main():
                 print("[%d/%d] not measured %s:%d %s -- this build has no test of it" % (
                     k, len(todo), rel, n, what), flush=True)
                 continue
-            selected = coverage.tests(rel, n) if coverage else None
+            line_text = (tree / rel).read_text().splitlines()[n - 1] if coverage else ""
+            selected = coverage.tests(rel, n, line_text) if coverage else None
             objects = len(dependents.get(str(rel), [])) if rel.suffix in (".h", ".inc") else 1
             if args.budget and (rel, n, what) not in gate_set and (
                     selected != [] or args.confirm):

@@ -106,6 +106,12 @@ class Selection(unittest.TestCase):
         self.assertEqual(self.coverage().tests("core/src/x.cc", 11),
                          ["A.One", "A.Two", "B.Three"])
 
+    def test_a_namespace_scope_declaration_falls_back_to_the_folder(self):
+        cov = self.coverage()
+        self.assertIsNone(cov.tests("core/src/x.cc", 11, "constexpr int kLimit = 200;"))
+        self.assertEqual(cov.tests("core/src/x.cc", 11, "      kLimit);"),
+                         ["A.One", "A.Two", "B.Three"])  # a statement's continuation
+
     def test_an_unreached_line_selects_none(self):
         self.assertEqual(self.coverage().tests("core/src/x.cc", 20), [])
 

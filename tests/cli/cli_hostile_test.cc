@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -108,9 +110,11 @@ std::string BigSafetensors(std::uint64_t size) {
   return out + header + std::string(size, '\1');
 }
 
+// The names in `dir`, sorted.
 std::vector<std::string> Entries(const fs::path& dir) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -660,6 +664,162 @@ TEST(CliHostile, CleanRemovesOnlyTheTemporariesOfDeadKilns) {
   }
   EXPECT_EQ(RunKilnWith({"clean", tmp / "missing"}, -1, -1).code(), 2);
   EXPECT_EQ(RunKilnWith({"clean"}, -1, -1).code(), 2);
+}
+
+// What kiln clean says about each temporary it finds, and what it does,
+// with and without --dry-run. The dead process is PID 2^31-1, above any
+// pid_max, so no process can hold it; the live one is this test. Ages are
+// set with utimensat: two hours old, just now, and an hour in the future.
+void SetAge(const fs::path& path, std::time_t seconds_ago) {
+  const timespec when[2] = {{std::time(nullptr) - seconds_ago, 0},
+                            {std::time(nullptr) - seconds_ago, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), when, AT_SYMLINK_NOFOLLOW), 0) << path;
+}
+
+TEST(CliHostile, CleanSaysWhatItKeepsAndWhy) {
+  TempDir tmp;
+  const fs::path o = tmp.path() / "o";
+  fs::create_directory(o);
+  const std::string dead = ".kiln-tmp.2147483647.";
+  // Removed: an old file and an old staging directory of plain old files.
+  WriteFile(o / (dead + "file01"), "x");
+  fs::create_directory(o / (dead + "dir001"));
+  for (const char* f : {"a", "b"}) {
+    WriteFile(o / (dead + "dir001") / f, f);
+    SetAge(o / (dead + "dir001") / f, 7200);
+  }
+  // Kept, each for its own reason.
+  fs::create_directory(o / (dead + "subdir"));
+  fs::create_directory(o / (dead + "subdir") / "sub");
+  fs::create_directory(o / (dead + "young1"));
+  WriteFile(o / (dead + "young1") / "new", "n");
+  WriteFile(o / (dead + "young2"), "y");
+  WriteFile(o / (dead + "future"), "f");
+  ASSERT_EQ(::mkfifo((o / (dead + "fifo01")).c_str(), 0600), 0);
+  fs::create_symlink(tmp / "elsewhere", o / (dead + "link01"));
+  const std::string live = ".kiln-tmp." + std::to_string(::getpid()) + ".live01";
+  WriteFile(o / live, "l");
+  for (const std::string& old : {dead + "file01", dead + "dir001", dead + "subdir", dead + "young1",
+                                 dead + "fifo01", live}) {
+    SetAge(o / old, 7200);
+  }
+  SetAge(o / (dead + "link01"), 7200);
+  SetAge(o / (dead + "future"), -3600);
+  const std::vector<std::string> kept = {
+      "kept " + dead + "subdir: holds \"sub\", which is not a regular file\n",
+      "kept " + dead + "young1: holds a file younger than 3600 s\n",
+      "kept " + dead + "young2: younger than 3600 s\n",
+      "kept " + dead + "future: younger than 3600 s\n",
+      "kept " + dead + "fifo01: not a regular file or directory\n",
+      "kept " + dead + "link01: a symbolic link, not a kiln temporary\n",
+      "kept " + live + ": process " + std::to_string(::getpid()) + " is running\n",
+  };
+  const auto entries = Entries(o);
+  const auto expect_report = [&](const testing::Outcome& r, const std::string& verb,
+                                 const std::string& summary) {
+    EXPECT_EQ(r.status, 0) << r.out;
+    for (const std::string& line : kept)
+      EXPECT_NE(r.out.find(line), std::string::npos) << line << r.out;
+    for (const std::string& gone : {dead + "file01", dead + "dir001"}) {
+      EXPECT_NE(r.out.find(verb + " " + gone + "\n"), std::string::npos) << gone << r.out;
+    }
+    EXPECT_TRUE(r.out.ends_with(summary)) << r.out;
+  };
+  const testing::Outcome dry =
+      testing::RunKiln("clean --dry-run " + testing::Quote(o.string()), "2>&1");
+  expect_report(dry, "would remove", "2 to remove, 7 kept\n");
+  EXPECT_EQ(Entries(o), entries) << "--dry-run removed something";
+
+  const testing::Outcome r = testing::RunKiln("clean " + testing::Quote(o.string()), "2>&1");
+  expect_report(r, "removed", "2 removed, 7 kept\n");
+  EXPECT_FALSE(fs::exists(o / (dead + "file01")));
+  EXPECT_FALSE(fs::exists(o / (dead + "dir001")));
+  EXPECT_EQ(Entries(o).size(), entries.size() - 2);
+}
+
+// kiln clean's arguments: options after DIR, "-" as a directory's name, the
+// root directory (a "/" that is all slashes is not trimmed to nothing), and
+// --min-age without its value.
+TEST(CliHostile, CleanArguments) {
+  TempDir tmp;
+  const fs::path o = tmp.path() / "o";
+  fs::create_directory(o);
+  WriteFile(o / ".kiln-tmp.2147483647.abcdef", "x");
+  const testing::Outcome late =
+      testing::RunKiln("clean --dry-run " + testing::Quote(o.string()) + " --min-age 0", "2>&1");
+  EXPECT_EQ(late.status, 0) << late.out;
+  EXPECT_TRUE(late.out.ends_with("1 to remove, 0 kept\n")) << late.out;
+
+  const testing::Outcome dash = testing::RunKiln("clean --dry-run -", "2>&1", "</dev/null");
+  EXPECT_EQ(dash.status, 2) << dash.out;
+  EXPECT_TRUE(dash.out.starts_with("kiln clean: -: No such file or directory\n")) << dash.out;
+
+  const testing::Outcome root = testing::RunKiln("clean --dry-run /", "2>/dev/null");
+  EXPECT_EQ(root.status, 0) << root.out;
+  EXPECT_NE(root.out.find(" to remove, "), std::string::npos) << root.out;
+
+  const testing::Outcome no_value = testing::RunKiln("clean --min-age", "2>&1");
+  EXPECT_EQ(no_value.status, 2) << no_value.out;
+  EXPECT_TRUE(no_value.out.starts_with("kiln clean: --min-age needs SECONDS\n")) << no_value.out;
+}
+
+// A safetensors file with `entries` __metadata__ entries (k0000=v0000...)
+// and one U8 tensor of one byte.
+std::string SafetensorsWithMetadata(int entries) {
+  std::string header = R"({"__metadata__":{)";
+  for (int i = 0; i < entries; ++i) {
+    char entry[32];
+    std::snprintf(entry, sizeof(entry), R"(%s"k%04d":"v%04d")", i == 0 ? "" : ",", i, i);
+    header += entry;
+  }
+  header += R"(},"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
+  while (header.size() % 8 != 0) header += ' ';
+  std::string out;
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return out + header + '\1';
+}
+
+// kiln convert names every metadata entry it drops, up to 200 (then counts
+// the rest): one entry is named as one, 200 are all listed, 201 leave one
+// counted.
+TEST(CliHostile, ConvertNamesUpTo200DroppedMetadataEntries) {
+  TempDir tmp;
+  for (const int entries : {1, 200, 201}) {
+    WriteFile(tmp / "in.safetensors", SafetensorsWithMetadata(entries));
+    const Ran r = RunKilnWith(
+        {"convert", tmp / "in.safetensors", tmp / ("out" + std::to_string(entries) + ".klnt")}, -1,
+        -1);
+    EXPECT_EQ(r.code(), 0) << r.err;
+    const std::string head =
+        "kiln convert: kiln has no place for metadata: " + std::to_string(entries) +
+        (entries == 1 ? " entry" : " entries") + " not carried over:\n";
+    EXPECT_TRUE(r.err.starts_with(head)) << r.err.substr(0, 200);
+    int listed = 0;
+    for (std::size_t at = r.err.find("\n  k"); at != std::string::npos;
+         at = r.err.find("\n  k", at + 1)) {
+      ++listed;
+    }
+    EXPECT_EQ(listed, std::min(entries, 200)) << entries;
+    EXPECT_EQ(r.err.find("  ... and 1 more\n") != std::string::npos, entries == 201) << entries;
+    EXPECT_NE(r.err.find("  k0000=v0000\n"), std::string::npos) << entries;
+  }
+}
+
+// The format is told from a path's last extension only: a file named
+// exactly like a format ("klnt", no dot) tells nothing.
+TEST(CliHostile, ConvertTellsNoFormatFromANameWithoutADot) {
+  TempDir tmp;
+  const std::string dir = tmp.path().string();
+  fs::copy_file(std::string(testing::GoldenDir()) + "/cases/ok-named-llama-layer.klnt",
+                tmp / "klnt");
+  const Ran r = RunKilnWith({"convert", "klnt", "out.safetensors"}, -1, -1, [&dir] {
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+  });
+  EXPECT_EQ(r.code(), 2) << r.err;
+  EXPECT_TRUE(r.err.starts_with(
+      "kiln convert: cannot tell the format of klnt from its extension: give --from or --to\n"))
+      << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "out.safetensors"));
 }
 
 // ---------------------------------------------------------------------------

@@ -4,7 +4,9 @@
 // it is mapped, hostile names in machine output, and the temporaries a
 // SIGKILL leaves behind.
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -758,9 +760,64 @@ TEST(CliHostile, CleanArguments) {
   EXPECT_EQ(root.status, 0) << root.out;
   EXPECT_NE(root.out.find(" to remove, "), std::string::npos) << root.out;
 
+  // Standard input closed: kiln puts /dev/null in its place before any
+  // command runs, and clean works as before.
+  const testing::Outcome no_stdin = testing::RunKiln(
+      "clean --dry-run " + testing::Quote(o.string()) + " --min-age 0", "2>&1", "<&-");
+  EXPECT_EQ(no_stdin.status, 0) << no_stdin.out;
+  EXPECT_TRUE(no_stdin.out.ends_with("1 to remove, 0 kept\n")) << no_stdin.out;
+
   const testing::Outcome no_value = testing::RunKiln("clean --min-age", "2>&1");
   EXPECT_EQ(no_value.status, 2) << no_value.out;
   EXPECT_TRUE(no_value.out.starts_with("kiln clean: --min-age needs SECONDS\n")) << no_value.out;
+}
+
+// Sets or clears the immutable attribute (chattr +i) of `path`; false where
+// the file system or the process's capabilities do not allow it.
+bool SetImmutable(const fs::path& path, bool on) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  int flags = 0;
+  bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+  flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
+  ok = ok && ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// A temporary kiln clean cannot remove (an immutable file, alone or inside
+// a staging directory) is an error that names it and why (exit 2), never
+// reported as removed; the others are removed all the same.
+TEST(CliHostile, CleanNamesWhatItCannotRemove) {
+  TempDir tmp;
+  const fs::path o = tmp.path() / "o";
+  fs::create_directory(o);
+  const std::string dead = ".kiln-tmp.2147483647.";
+  WriteFile(o / (dead + "stuck1"), "x");
+  fs::create_directory(o / (dead + "stuck2"));
+  WriteFile(o / (dead + "stuck2") / "f", "y");
+  WriteFile(o / (dead + "gone01"), "z");
+  if (!SetImmutable(o / (dead + "stuck1"), true)) {
+    GTEST_SKIP() << "no immutable attribute here (file system or capability)";
+  }
+  ASSERT_TRUE(SetImmutable(o / (dead + "stuck2") / "f", true));
+  const testing::Outcome r =
+      testing::RunKiln("clean --min-age 0 " + testing::Quote(o.string()), "2>&1");
+  EXPECT_TRUE(SetImmutable(o / (dead + "stuck1"), false));
+  EXPECT_TRUE(SetImmutable(o / (dead + "stuck2") / "f", false));
+  EXPECT_EQ(r.status, 2) << r.out;
+  for (const std::string& name : {dead + "stuck1", dead + "stuck2"}) {
+    EXPECT_NE(r.out.find("kiln clean: " + o.string() + ": cannot remove " + name +
+                         ": Operation not permitted\n"),
+              std::string::npos)
+        << name << "\n"
+        << r.out;
+    EXPECT_EQ(r.out.find("removed " + name), std::string::npos) << r.out;
+  }
+  EXPECT_NE(r.out.find("removed " + dead + "gone01\n"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.out.ends_with("1 removed, 2 kept\n")) << r.out;
+  EXPECT_FALSE(fs::exists(o / (dead + "gone01")));
+  EXPECT_TRUE(fs::exists(o / (dead + "stuck2") / "f"));
 }
 
 // A safetensors file with `entries` __metadata__ entries (k0000=v0000...)

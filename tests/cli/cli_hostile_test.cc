@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -818,6 +819,122 @@ TEST(CliHostile, CleanNamesWhatItCannotRemove) {
   EXPECT_TRUE(r.out.ends_with("1 removed, 2 kept\n")) << r.out;
   EXPECT_FALSE(fs::exists(o / (dead + "gone01")));
   EXPECT_TRUE(fs::exists(o / (dead + "stuck2") / "f"));
+}
+
+// Runs kiln with `args`, its standard error a terminal (a pseudo-terminal
+// whose other end this test reads); returns what it showed there and sets
+// `code` to its exit status.
+std::string RunOnATerminal(const std::vector<std::string>& args, int* code) {
+  *code = -1;
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return "";
+  const std::string slave_path = ::ptsname(master);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();
+    const int slave = ::open(slave_path.c_str(), O_RDWR);
+    if (slave < 0) ::_exit(127);
+    testing::ExecKiln(args, -1, -1, slave);
+  }
+  std::string shown;
+  char buf[4096];
+  ssize_t n = 0;
+  // EIO once kiln (the last holder of the terminal) has exited.
+  while ((n = ::read(master, buf, sizeof(buf))) > 0) shown.append(buf, static_cast<std::size_t>(n));
+  ::close(master);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return shown;
+}
+
+// On a terminal, kiln convert of more than 64 MiB (and only then) shows its
+// progress: after
+// each MiB the percent done, rounded down, over the last line (a carriage
+// return), the last "100% (65 of 65 MiB)" and then a new line; both ways,
+// safetensors to kiln and back.
+TEST(CliHostile, ConvertShowsItsProgressOnATerminal) {
+  TempDir tmp;
+  WriteFile(tmp / "in.safetensors", BigSafetensors(std::uint64_t{65} << 20));
+  for (const auto& [in, out] : {std::pair{tmp / "in.safetensors", tmp / "mid.klnt"},
+                                std::pair{tmp / "mid.klnt", tmp / "out.safetensors"}}) {
+    int code = -1;
+    const std::string shown = RunOnATerminal({"convert", in, out}, &code);
+    EXPECT_EQ(code, 0) << shown;
+    std::vector<int> percents;
+    for (std::size_t at = shown.find("\rkiln convert: "); at != std::string::npos;
+         at = shown.find("\rkiln convert: ", at + 1)) {
+      percents.push_back(std::atoi(shown.c_str() + at + 15));
+    }
+    ASSERT_FALSE(percents.empty()) << in << ": " << shown;
+    // Advanced a MiB at a time: 1 of 65 is 1%, 2 of 65 is 3%.
+    EXPECT_EQ(percents.front(), 1) << in;
+    EXPECT_EQ(percents.size(), 65u) << in;
+    for (std::size_t i = 1; i < percents.size(); ++i) {
+      EXPECT_EQ(percents[i], static_cast<int>((i + 1) * 100 / 65)) << in << " at " << i;
+    }
+    EXPECT_TRUE(shown.ends_with("\rkiln convert: 100% (65 of 65 MiB)\r\n")) << in << ": " << shown;
+  }
+  EXPECT_EQ(ReadAll(tmp / "out.safetensors"), ReadAll(tmp / "in.safetensors"));
+  // 64 MiB exactly is not more than 64 MiB: nothing is shown.
+  WriteFile(tmp / "64.safetensors", BigSafetensors(std::uint64_t{64} << 20));
+  int code = -1;
+  EXPECT_EQ(RunOnATerminal({"convert", tmp / "64.safetensors", tmp / "64.klnt"}, &code), "");
+  EXPECT_EQ(code, 0);
+}
+
+// A Kiln block of `quantised` per-axis quantised I8 tensors (the first
+// named with 100 'q's, then q01, q02...) sharing one F32 scale tensor, then
+// a plain F32 tensor.
+std::string QuantisedBlock(int quantised) {
+  BlockWriter w;
+  static const std::uint8_t kValues[24] = {};
+  static const std::uint8_t kScale[16] = {};
+  for (int i = 0; i < quantised; ++i) {
+    TensorRequest r;
+    r.name = i == 0 ? std::string(100, 'q') : (i < 10 ? "q0" : "q") + std::to_string(i);
+    r.dtype = Dtype::kI8;
+    r.shape = {4, 6};
+    r.scheme = QuantScheme::kPerAxis;
+    r.axis = 0;
+    r.scale_index = static_cast<std::uint32_t>(quantised);
+    EXPECT_TRUE(w.Add(r, Payload::Bytes(kValues)).ok());
+  }
+  TensorRequest scale;
+  scale.name = "scale";
+  scale.dtype = Dtype::kF32;
+  scale.shape = {4};
+  EXPECT_TRUE(w.Add(scale, Payload::Bytes(kScale)).ok());
+  const std::vector<std::uint8_t> bytes = testing::BlockBytes(w);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// kiln convert to safetensors names the quantised tensors whose scale
+// references it drops: each name cut at 80 bytes, the first included, at
+// most 20 of them ("..." after); nothing when none is quantised.
+TEST(CliHostile, ConvertToSafetensorsNamesTheTensorsThatLoseTheirQuantisation) {
+  TempDir tmp;
+  for (const int quantised : {0, 1, 20, 21}) {
+    const std::string in = tmp / ("in" + std::to_string(quantised) + ".klnt");
+    WriteFile(in, QuantisedBlock(quantised));
+    const Ran r = RunKilnWith(
+        {"convert", in, tmp / ("out" + std::to_string(quantised) + ".safetensors")}, -1, -1);
+    EXPECT_EQ(r.code(), 0) << r.err;
+    if (quantised == 0) {
+      EXPECT_EQ(r.err, "") << "nothing is lost";
+      continue;
+    }
+    std::string want =
+        "kiln convert: safetensors has no place for quantisation parameters: " +
+        std::to_string(quantised) +
+        " tensors keep their values but lose axis, group size and scale references: \"" +
+        std::string(80, 'q') + "\"";
+    for (int i = 1; i < std::min(quantised, 20); ++i) {
+      want += " \"q" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "\"";
+    }
+    want += quantised > 20 ? " ...\n" : "\n";
+    EXPECT_EQ(r.err, want) << quantised;
+  }
 }
 
 // A safetensors file with `entries` __metadata__ entries (k0000=v0000...)

@@ -937,6 +937,39 @@ TEST(CliHostile, ConvertToSafetensorsNamesTheTensorsThatLoseTheirQuantisation) {
   }
 }
 
+// A limit flag of the foreign formats' readers given to a command that
+// reads only Kiln blocks is an unknown option there (exit 2), as is a flag
+// no command has; the Kiln input's limits are taken.
+TEST(CliHostile, ValidateTakesOnlyTheKilnInputsLimitFlags) {
+  const std::string block = std::string(testing::GoldenDir()) + "/cases/ok-quant-scheme1.klnt";
+  for (const std::string flag : {"--max-metadata-entries", "--max-header-bytes", "--max-bogus"}) {
+    const Ran r = RunKilnWith({"validate", flag, "5", block}, -1, -1);
+    EXPECT_EQ(r.code(), 2) << flag << ": " << r.err;
+    EXPECT_TRUE(r.err.starts_with("kiln: unknown option " + flag + "\nusage:\n")) << r.err;
+  }
+  const Ran ok = RunKilnWith({"validate", "--max-tensors", "5", block}, -1, -1);
+  EXPECT_EQ(ok.code(), 0) << ok.err;
+}
+
+// kiln pack takes --max-tensors and --max-block-bytes, no other reader
+// limit: another is not an option of pack, so it stands where OUT.klnt is
+// due (exit 2, nothing written).
+TEST(CliHostile, PackTakesOnlyItsTwoLimitFlags) {
+  TempDir tmp;
+  WriteFile(tmp / "w.npy", BigNpy(16));
+  for (const std::string flag :
+       {"--max-metadata-entries", "--max-header-bytes", "--max-name-bytes"}) {
+    const Ran r = RunKilnWith({"pack", flag, "5", tmp / "out.klnt", "w=" + tmp / "w.npy"}, -1, -1);
+    EXPECT_EQ(r.code(), 2) << flag << ": " << r.err;
+    EXPECT_TRUE(r.err.starts_with("kiln pack: missing OUT.klnt\n")) << flag << ": " << r.err;
+    EXPECT_FALSE(fs::exists(tmp / "out.klnt")) << flag;
+  }
+  const Ran ok = RunKilnWith({"pack", "--max-tensors", "1", "--max-block-bytes", "1M",
+                              tmp / "out.klnt", "w=" + tmp / "w.npy"},
+                             -1, -1);
+  EXPECT_EQ(ok.code(), 0) << ok.err;
+}
+
 // A safetensors file with `entries` __metadata__ entries (k0000=v0000...)
 // and one U8 tensor of one byte.
 std::string SafetensorsWithMetadata(int entries) {

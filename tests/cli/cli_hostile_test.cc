@@ -232,6 +232,20 @@ TEST(CliHostile, IdleTimeoutFlagValues) {
   ::close(in);
   EXPECT_EQ(r.code(), 0) << r.err;
   EXPECT_TRUE(fs::exists(tmp / "out.klnt"));
+
+  // Up to a day, before or after FILE; the flag last, without its value,
+  // is the same usage error.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"validate", "--idle-timeout", "86400", tmp / "in.klnt"},
+        {"validate", tmp / "in.klnt", "--idle-timeout", "86400"}}) {
+    const Ran day = RunKilnWith(args, -1, -1);
+    EXPECT_EQ(day.code(), 0) << args[1] << ": " << day.err;
+  }
+  const Ran last = RunKilnWith({"validate", tmp / "in.klnt", "--idle-timeout"}, -1, -1);
+  EXPECT_EQ(last.code(), 2) << last.err;
+  EXPECT_NE(last.err.find("--idle-timeout needs SECONDS (0 to 86400; 0: no timeout)"),
+            std::string::npos)
+      << last.err;
 }
 
 // ---------------------------------------------------------------------------

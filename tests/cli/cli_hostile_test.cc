@@ -113,6 +113,11 @@ std::string BigSafetensors(std::uint64_t size) {
   return out + header + std::string(size, '\1');
 }
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
 // The names in `dir`, sorted.
 std::vector<std::string> Entries(const fs::path& dir) {
   std::vector<std::string> names;
@@ -142,14 +147,19 @@ TEST(CliHostile, FileSizeLimitIsAWriteErrorAndLeavesNothing) {
       {"convert", {"convert", tmp / "in.safetensors", tmp / "o/out.klnt"}, false},
       {"pack", {"pack", tmp / "o/out.klnt", "w=" + (tmp / "in.npy")}, false},
       {"unpack", {"unpack", tmp / "in.klnt", tmp / "o/dir"}, false},
+      {"convert", {"convert", tmp / "in.klnt", tmp / "o/out.safetensors"}, false},
   };
   for (const Case& c : cases) {
     const int in = c.stdin_block ? ::open((tmp / "in.klnt").c_str(), O_RDONLY) : -1;
-    const Ran r = RunKilnWith(c.args, in, -1, [] {
+    const int out = ::open((tmp / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const Ran r = RunKilnWith(c.args, in, out, [] {
       const rlimit limit{1 << 20, 1 << 20};
       ::setrlimit(RLIMIT_FSIZE, &limit);
     });
     if (in >= 0) ::close(in);
+    ::close(out);
+    // Nothing reports an output that was not written.
+    EXPECT_EQ(ReadAll(tmp / "stdout"), "") << c.command;
     EXPECT_TRUE(WIFEXITED(r.status))
         << c.command << ": killed by signal " << (WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0);
     EXPECT_EQ(r.code(), 2) << c.command << ": " << r.err;
@@ -440,11 +450,6 @@ bool HasHiddenCharacter(const std::string& text) {
     if (text.find(raw) != std::string::npos) return true;
   }
   return false;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
 TEST(CliHostile, InspectJsonEscapesHostileNames) {

@@ -970,6 +970,58 @@ TEST(CliHostile, ValidateTakesOnlyTheKilnInputsLimitFlags) {
   EXPECT_EQ(ok.code(), 0) << ok.err;
 }
 
+// kiln ingest to a directory it cannot create its temporary in says so at
+// once, before it reads a byte of the upload (its writer, still connected,
+// has sent nothing: an ingest that read first would wait for it).
+TEST(CliHostile, IngestWhereItCannotWriteReadsNothing) {
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  const std::string start = BigBlock(1000).substr(0, 100);  // the upload's first bytes
+  ASSERT_EQ(::write(p[1], start.data(), start.size()), 100);
+  const Ran r =
+      RunKilnWith({"ingest", "--idle-timeout", "2", "/nonexistent/kiln-test/out.klnt"}, p[0], -1);
+  ::close(p[1]);
+  char left[200];
+  EXPECT_EQ(::read(p[0], left, sizeof(left)), 100) << "ingest read the upload";
+  ::close(p[0]);
+  EXPECT_EQ(r.code(), 2) << r.err;
+  EXPECT_EQ(r.err,
+            "kiln ingest: /nonexistent/kiln-test/out.klnt: cannot create a temporary file in its "
+            "directory: No such file or directory\n");
+}
+
+// kiln ingest --from commits exactly the bytes it was given: from a file,
+// and from a FIFO, whose first bytes are read before the upload starts
+// (to wait for its writer) and must be written first.
+TEST(CliHostile, IngestFromCommitsTheBytesItWasGiven) {
+  TempDir tmp;
+  ASSERT_EQ(::mkfifo((tmp / "fifo").c_str(), 0600), 0);
+  for (const std::uint64_t size : {std::uint64_t{1000}, std::uint64_t{3} << 20}) {
+    const std::string block = BigBlock(size);
+    WriteFile(tmp / "in.klnt", block);
+    const Ran r =
+        RunKilnWith({"ingest", "--force", "--from", tmp / "in.klnt", tmp / "out.klnt"}, -1, -1);
+    EXPECT_EQ(r.code(), 0) << r.err;
+    EXPECT_EQ(ReadAll(tmp / "out.klnt"), block) << size;
+
+    std::thread writer([&] {
+      const int fd = ::open((tmp / "fifo").c_str(), O_WRONLY);
+      if (fd < 0) return;
+      for (std::size_t at = 0; at < block.size();) {
+        const ssize_t n = ::write(fd, block.data() + at, block.size() - at);
+        if (n <= 0) break;
+        at += static_cast<std::size_t>(n);
+      }
+      ::close(fd);
+    });
+    const Ran f =
+        RunKilnWith({"ingest", "--force", "--from", tmp / "fifo", tmp / "out.klnt"}, -1, -1);
+    writer.join();
+    EXPECT_EQ(f.code(), 0) << f.err;
+    EXPECT_EQ(ReadAll(tmp / "out.klnt"), block) << "from a FIFO, " << size;
+  }
+}
+
 // kiln pack takes --max-tensors and --max-block-bytes, no other reader
 // limit: another is not an option of pack, so it stands where OUT.klnt is
 // due (exit 2, nothing written).

@@ -1022,6 +1022,32 @@ TEST(CliHostile, IngestFromCommitsTheBytesItWasGiven) {
   }
 }
 
+// kiln inspect's quant column: a per-axis tensor's axis, a grouped one's
+// axis and group size, then the scale and outer tensors' indices; "-" for
+// a tensor that is not quantised.
+TEST(CliHostile, InspectShowsEachTensorsQuantisation) {
+  const std::string cases = std::string(testing::GoldenDir()) + "/cases/";
+  const struct {
+    const char* file;
+    const char* row;
+  } wants[] = {
+      {"ok-quant-scheme1.klnt",
+       "0      model.layers.0.mlp.down_proj.weight        i8     [4, 16]  0       64      "
+       "axis 0 scale #1 outer #2  -\n"},
+      {"ok-quant-scheme1.klnt",
+       "1      model.layers.0.mlp.down_proj.weight_scale  f16    [4]      64      8       "
+       "-                         -\n"},
+      {"ok-quant-scheme2-ceil.klnt",
+       "0      model.layers.0.self_attn.o_proj.weight          i4       [4, 70]  0       140     "
+       "axis 1 group 32 scale #1 outer #2  -\n"},
+  };
+  for (const auto& w : wants) {
+    const testing::Outcome r = testing::RunKiln("inspect " + testing::Quote(cases + w.file), "");
+    EXPECT_EQ(r.status, 0) << w.file;
+    EXPECT_NE(r.out.find(w.row), std::string::npos) << w.row << "not in:\n" << r.out;
+  }
+}
+
 // kiln pack takes --max-tensors and --max-block-bytes, no other reader
 // limit: another is not an option of pack, so it stands where OUT.klnt is
 // due (exit 2, nothing written).

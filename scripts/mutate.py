@@ -389,8 +389,17 @@ def context_hash(lines, n, what):
 
 
 def tests_hash():
-    """What the tests are made of: tests/, golden/ and the conformance runner."""
+    """What the tests are made of: tests/ and golden/ as committed, and any
+    change to them not committed yet (edited, deleted or new files), so that
+    a survivor measured with other tests than the checkout's never stands."""
     parts = [git("rev-parse", "HEAD:" + d) for d in ("tests", "golden")]
+    changed = git("diff", "HEAD", "--", "tests", "golden")
+    new = git("ls-files", "--others", "--exclude-standard", "--", "tests", "golden").split()
+    if changed or new:
+        h = hashlib.sha1(changed.encode())
+        for rel in sorted(new):
+            h.update(rel.encode() + b"\0" + (ROOT / rel).read_bytes())
+        parts.append(h.hexdigest())
     return hashlib.sha1(" ".join(parts).encode()).hexdigest()[:12]
 
 

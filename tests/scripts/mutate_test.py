@@ -173,6 +173,39 @@ class Selection(unittest.TestCase):
         self.assertEqual(mutate.killer_of(param, "bin"), "R/RuleTest.Reports/O1_Len")
 
 
+class TestsHash(unittest.TestCase):
+    """A survivor stands only while the tests are those it survived: tests
+    edited or added without a commit change the hash, as a commit does."""
+
+    def test_uncommitted_tests_change_the_hash(self):
+        import subprocess
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            for d in ("tests", "golden"):
+                (root / d).mkdir()
+                (root / d / "a.txt").write_text("one\n")
+            run = lambda *a: subprocess.run(["git", "-C", tmp] + list(a), check=True,
+                                             stdout=subprocess.DEVNULL)
+            run("init", "-q")
+            run("-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+            run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+            saved = mutate.ROOT
+            mutate.ROOT = root
+            try:
+                committed = mutate.tests_hash()
+                (root / "tests" / "a.txt").write_text("two\n")
+                edited = mutate.tests_hash()
+                (root / "tests" / "a.txt").write_text("one\n")
+                self.assertEqual(mutate.tests_hash(), committed)
+                (root / "golden" / "b.txt").write_text("new\n")
+                added = mutate.tests_hash()
+                (root / "golden" / "b.txt").write_text("other\n")
+                added_other = mutate.tests_hash()
+            finally:
+                mutate.ROOT = saved
+            self.assertEqual(len({committed, edited, added, added_other}), 4)
+
+
 class StagedBuild(unittest.TestCase):
     """Each step's binaries are built just before the step runs: a mutant its
     quickest tests kill never waits for the others' binaries."""

@@ -103,14 +103,20 @@ std::string BigNpy(std::uint64_t size) {
   return out + dict + std::string(size, '\1');
 }
 
-// A safetensors file with one U8 tensor "w" of `size` bytes of 1.
-std::string BigSafetensors(std::uint64_t size) {
-  std::string header = R"({"w":{"dtype":"U8","shape":[)" + std::to_string(size) +
-                       R"(],"data_offsets":[0,)" + std::to_string(size) + "]}}";
+// A safetensors file: `header` padded with spaces to a multiple of 8 bytes,
+// after its length (u64, little-endian), then `size` data bytes of 1.
+std::string SafetensorsBytes(std::string header, std::uint64_t size) {
   while (header.size() % 8 != 0) header += ' ';
   std::string out;
   for (int i = 0; i < 8; ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
   return out + header + std::string(size, '\1');
+}
+
+// A safetensors file with one U8 tensor "w" of `size` bytes of 1.
+std::string BigSafetensors(std::uint64_t size) {
+  return SafetensorsBytes(R"({"w":{"dtype":"U8","shape":[)" + std::to_string(size) +
+                              R"(],"data_offsets":[0,)" + std::to_string(size) + "]}}",
+                          size);
 }
 
 std::string ReadAll(const std::string& path) {
@@ -688,21 +694,27 @@ TEST(CliHostile, CleanRemovesOnlyTheTemporariesOfDeadKilns) {
   EXPECT_EQ(RunKilnWith({"clean"}, -1, -1).code(), 2);
 }
 
-// What kiln clean says about each temporary it finds, and what it does,
-// with and without --dry-run. The dead process is PID 2^31-1, above any
-// pid_max, so no process can hold it; the live one is this test. Ages are
-// set with utimensat: two hours old, just now, and an hour in the future.
+// The start of a temporary's name whose process is gone: PID 2^31-1, above
+// any pid_max, so no process can hold it.
+constexpr char kDeadTemporary[] = ".kiln-tmp.2147483647.";
+
+// Sets the access and modification times of `path` (not following a link)
+// to `seconds_ago` before now.
 void SetAge(const fs::path& path, std::time_t seconds_ago) {
-  const timespec when[2] = {{std::time(nullptr) - seconds_ago, 0},
-                            {std::time(nullptr) - seconds_ago, 0}};
-  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), when, AT_SYMLINK_NOFOLLOW), 0) << path;
+  const std::time_t when = std::time(nullptr) - seconds_ago;
+  const timespec times[2] = {{when, 0}, {when, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0) << path;
 }
+
+// What kiln clean says about each temporary it finds, and what it does,
+// with and without --dry-run. The live process is this test. Ages: two
+// hours old, just now, and an hour in the future.
 
 TEST(CliHostile, CleanSaysWhatItKeepsAndWhy) {
   TempDir tmp;
   const fs::path o = tmp.path() / "o";
   fs::create_directory(o);
-  const std::string dead = ".kiln-tmp.2147483647.";
+  const std::string dead = kDeadTemporary;
   // Removed: an old file and an old staging directory of plain old files.
   WriteFile(o / (dead + "file01"), "x");
   fs::create_directory(o / (dead + "dir001"));
@@ -766,7 +778,7 @@ TEST(CliHostile, CleanArguments) {
   TempDir tmp;
   const fs::path o = tmp.path() / "o";
   fs::create_directory(o);
-  WriteFile(o / ".kiln-tmp.2147483647.abcdef", "x");
+  WriteFile(o / (std::string(kDeadTemporary) + "abcdef"), "x");
   const testing::Outcome late =
       testing::RunKiln("clean --dry-run " + testing::Quote(o.string()) + " --min-age 0", "2>&1");
   EXPECT_EQ(late.status, 0) << late.out;
@@ -812,7 +824,7 @@ TEST(CliHostile, CleanNamesWhatItCannotRemove) {
   TempDir tmp;
   const fs::path o = tmp.path() / "o";
   fs::create_directory(o);
-  const std::string dead = ".kiln-tmp.2147483647.";
+  const std::string dead = kDeadTemporary;
   WriteFile(o / (dead + "stuck1"), "x");
   fs::create_directory(o / (dead + "stuck2"));
   WriteFile(o / (dead + "stuck2") / "f", "y");
@@ -1077,10 +1089,7 @@ std::string SafetensorsWithMetadata(int entries) {
     header += entry;
   }
   header += R"(},"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
-  while (header.size() % 8 != 0) header += ' ';
-  std::string out;
-  for (int i = 0; i < 8; ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
-  return out + header + '\1';
+  return SafetensorsBytes(header, 1);
 }
 
 // kiln convert names every metadata entry it drops, up to 200 (then counts

@@ -8,7 +8,6 @@
 // at exec), which grows with every test run before in the same process.
 //
 // The inputs are written in small chunks so that this process stays small.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -21,6 +20,7 @@
 #include "formats/test_util.h"
 #include "gtest/gtest.h"
 #include "support/paths.h"
+#include "support/syscall_fault.h"
 
 namespace kiln::testing_formats {
 namespace {
@@ -49,15 +49,12 @@ Peak RunMeasured(const TempDir& dir, const std::vector<std::string>& args) {
   for (std::string& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   Peak p;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    p.err = "kiln_peak_rss failed: wait status " + std::to_string(status);
+  const int launcher = ::kiln::testing::ExitStatusInChild([&] {
+    ::execv(argv[0], argv.data());
+    return 127;
+  });
+  if (launcher != 0) {
+    p.err = "kiln_peak_rss failed: exit status " + std::to_string(launcher);
     return p;
   }
   std::istringstream line(Slurp(report));

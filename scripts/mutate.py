@@ -506,6 +506,18 @@ class Coverage:
         return sorted(names)
 
 
+_SOURCES = {}
+
+
+def source_line(tree, rel, n):
+    """Line n of rel as the tree holds it unmutated: each file read once
+    (the run restores a mutated file before it asks again)."""
+    key = (str(tree), str(rel))
+    if key not in _SOURCES:
+        _SOURCES[key] = (Path(tree) / rel).read_text().splitlines()
+    return _SOURCES[key][n - 1]
+
+
 _BLOBS = {}
 
 
@@ -997,7 +1009,7 @@ def main():
         folder_needed = []
         for rel, n, _, _ in todo:
             if coverage is None or args.confirm or coverage.tests(
-                    rel, n, (tree / rel).read_text().splitlines()[n - 1]) is None:
+                    rel, n, source_line(tree, rel, n)) is None:
                 for e in entries_of(rel, dependents, present):
                     if e not in folder_needed:
                         folder_needed.append(e)
@@ -1039,8 +1051,7 @@ def main():
                 print("[%d/%d] not measured %s:%d %s -- this build has no test of it" % (
                     k, len(todo), rel, n, what), flush=True)
                 continue
-            line_text = (tree / rel).read_text().splitlines()[n - 1] if coverage else ""
-            selected = coverage.tests(rel, n, line_text) if coverage else None
+            selected = coverage.tests(rel, n, source_line(tree, rel, n)) if coverage else None
             objects = len(dependents.get(str(rel), [])) if rel.suffix in (".h", ".inc") else 1
             if args.budget and (rel, n, what) not in gate_set and (
                     selected != [] or args.confirm):

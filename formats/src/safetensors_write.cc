@@ -79,11 +79,21 @@ FormatResult<std::string> SafetensorsHeader(std::span<const SafetensorsEntry> te
           "tensor %s: not usable as a safetensors name (reserved, repeated or not UTF-8)",
           internal::Quoted(t.name))};
     }
-    if (!SafetensorsBits(t.shape, t.dtype)) {  // Kiln stops at a zero; the reference does not
+    const auto bits = SafetensorsBits(t.shape, t.dtype);
+    if (!bits) {  // Kiln stops at a zero; the reference does not
       return FormatError{absl::StrFormat(
           "tensor %s: safetensors readers multiply every dimension of shape [%s], the zero "
           "included, and overflow; kiln cannot write it so that they read it",
           internal::Quoted(t.name), absl::StrJoin(t.shape, ", "))};
+    }
+    // Every reader refuses data_offsets that disagree with dtype and shape
+    // (the reference's Metadata::validate): such a header is not written.
+    if (*bits / 8 != t.byte_length) {
+      return FormatError{absl::StrFormat(
+          "tensor %s: %d bytes, but %s of shape [%s] is %d bytes; safetensors readers refuse "
+          "data_offsets that disagree with dtype and shape",
+          internal::Quoted(t.name), t.byte_length, dtype->name, absl::StrJoin(t.shape, ", "),
+          *bits / 8)};
     }
     if (const auto big =
             std::find_if(t.shape.begin(), t.shape.end(),

@@ -615,6 +615,36 @@ TEST(Safetensors, HeaderIsCompactAndPaddedToEight) {
   EXPECT_FALSE(SafetensorsHeader(reserved).ok());
 }
 
+// A header whose data_offsets disagree with dtype and shape is refused by
+// every safetensors reader, so the writer does not write it: a byte_length
+// one short, one over, or left out (a scalar U8 is one byte, not zero). A
+// writer's error has no input file to point into: offset 0.
+TEST(Safetensors, HeaderRefusesALengthThatDisagreesWithDtypeAndShape) {
+  const std::vector<std::uint64_t> shape = {2, 3};
+  for (const std::uint64_t length : {23u, 25u}) {
+    const SafetensorsEntry entries[] = {{"w", Dtype::kF32, shape, length}};
+    const auto h = SafetensorsHeader(entries);
+    ASSERT_FALSE(h.ok()) << length;
+    EXPECT_EQ(h.error().ToString(),
+              "tensor \"w\": " + std::to_string(length) +
+                  " bytes, but F32 of shape [2, 3] is 24 bytes; safetensors readers refuse "
+                  "data_offsets that disagree with dtype and shape (at byte 0)");
+  }
+  SafetensorsEntry forgotten;  // byte_length not set
+  forgotten.name = "c";
+  forgotten.dtype = Dtype::kU8;
+  const auto h = SafetensorsHeader(std::span(&forgotten, 1));
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.error().offset, 0u);
+  EXPECT_NE(h.error().message.find("0 bytes, but U8 of shape [] is 1 bytes"), std::string::npos)
+      << h.error().message;
+  const std::vector<std::uint64_t> empty = {4, 0};
+  SafetensorsEntry none;
+  none.name = "e";
+  none.shape = empty;
+  EXPECT_TRUE(SafetensorsHeader(std::span(&none, 1)).ok());
+}
+
 // A name holding every control character, a quote, a backslash, DEL and a
 // two-byte character is written as json.dumps(ensure_ascii=False) writes it
 // (short escapes where JSON has them, \\u00xx for the other control

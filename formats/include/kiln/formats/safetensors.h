@@ -127,6 +127,10 @@ struct SafetensorsEntry {
 
 // The file's first bytes: the 8-byte header length and the padded JSON
 // header. The payloads follow, back to back, in the order of `tensors`.
+// Refused (an error at offset 0: a writer has no input file): a dtype or
+// name safetensors cannot carry, a shape its readers overflow on or the Hub
+// refuses, a byte_length other than dtype and shape make, a header above the
+// Hub's bound.
 [[nodiscard]] FormatResult<std::string> SafetensorsHeader(
     std::span<const SafetensorsEntry> tensors);
 

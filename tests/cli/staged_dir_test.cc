@@ -46,6 +46,51 @@ TEST(StagedDirectory, TargetFilledMeanwhileIsNotReplacedWithoutForce) {
   }
 }
 
+// Another process puts a file, or a link to a directory, where DIR was
+// absent, after the staging directory was made: Commit refuses, with or
+// without --force, saying what is there; the file, the link and what the
+// link points to stay as they were, and the staging directory goes.
+TEST(StagedDirectory, TargetSwappedForAFileOrALinkMeanwhileIsRefused) {
+  struct Case {
+    bool link;
+    bool replace;
+    const char* why;
+  };
+  for (const Case c : {Case{false, false, "exists and is not a directory"},
+                       Case{false, true, "exists and is not a directory"},
+                       Case{true, false, "is a symbolic link (give the directory itself)"},
+                       Case{true, true, "is a symbolic link (give the directory itself)"}}) {
+    TempDir tmp;
+    const std::string target = tmp / "out";
+    const std::string elsewhere = tmp / "elsewhere";
+    fs::create_directory(elsewhere);
+    WriteBytes(elsewhere + "/theirs", {2});
+    {
+      cli::StagedDirectory staged(target);
+      ASSERT_TRUE(staged.ok()) << staged.error();
+      const int fd = ::openat(staged.fd(), "mine", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      ASSERT_GE(fd, 0);
+      ::close(fd);
+      if (c.link) {
+        fs::create_directory_symlink(elsewhere, target);
+      } else {
+        WriteBytes(target, {3});
+      }
+      EXPECT_FALSE(staged.Commit(c.replace)) << c.why;
+      EXPECT_EQ(staged.error(), c.why);
+    }
+    EXPECT_EQ(fs::is_symlink(target), c.link);
+    if (!c.link) {
+      EXPECT_EQ(ReadBytes(target), std::vector<std::uint8_t>{3});
+    }
+    EXPECT_EQ(ReadBytes(elsewhere + "/theirs"), std::vector<std::uint8_t>{2});
+    EXPECT_FALSE(fs::exists(elsewhere + "/mine"));
+    for (const auto& e : fs::directory_iterator(tmp.path())) {
+      EXPECT_NE(e.path().filename().string().rfind(".kiln-", 0), 0u) << e.path();
+    }
+  }
+}
+
 // A directory that cannot be listed is neither empty nor full: an error,
 // with the reason. (root lists any directory, so this runs only without.)
 TEST(InspectTarget, UnreadableDirectoryIsAnError) {

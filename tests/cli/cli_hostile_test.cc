@@ -852,6 +852,52 @@ TEST(CliHostile, CleanNamesWhatItCannotRemove) {
   EXPECT_TRUE(fs::exists(o / (dead + "stuck2") / "f"));
 }
 
+// With descriptors running out (RLIMIT_NOFILE from 3 to 24) kiln clean
+// lists and removes, or stops with the reason, exit 2: at the limit where
+// DIR opens but its listing's descriptor does not, "cannot list: Too many
+// open files". Never a crash, never a listing of a descriptor that failed
+// ("Bad file descriptor"), and the dead temporary is removed or left whole.
+TEST(CliHostile, CleanWithDescriptorsRunningOut) {
+  TempDir tmp;
+  const fs::path o = tmp.path() / "o";
+  const std::string staged = std::string(kDeadTemporary) + "dir001";
+  bool list_failed = false;
+  bool removed = false;
+  for (rlim_t limit = 3; limit <= 24; ++limit) {
+    const std::string label = "RLIMIT_NOFILE " + std::to_string(limit);
+    fs::create_directories(o / staged);
+    WriteFile(o / staged / "f", "x");
+    const int out = ::open((tmp / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ASSERT_GE(out, 0);
+    const Ran r = RunKilnWith({"clean", "--min-age", "0", o.string()}, -1, out, [limit] {
+      const rlimit l = {limit, limit};
+      ::setrlimit(RLIMIT_NOFILE, &l);
+    });
+    ::close(out);
+    const std::string said = ReadAll(tmp / "out") + r.err;
+    ASSERT_TRUE(WIFEXITED(r.status)) << label << ": killed by signal " << WTERMSIG(r.status);
+    if (r.code() == 127) continue;  // the dynamic loader could not start kiln
+    EXPECT_EQ(said.find("Bad file descriptor"), std::string::npos) << label << ": " << said;
+    if (r.code() == 0) {  // removed, or kept with the reason
+      if (fs::exists(o / staged)) {
+        EXPECT_NE(said.find("kept " + staged + ": cannot "), std::string::npos) << label << said;
+        EXPECT_NE(said.find("Too many open files"), std::string::npos) << label << said;
+        EXPECT_TRUE(fs::exists(o / staged / "f")) << label;
+      } else {
+        EXPECT_NE(said.find("removed " + staged), std::string::npos) << label << said;
+        removed = true;
+      }
+      continue;
+    }
+    EXPECT_EQ(r.code(), 2) << label << ": " << r.err;
+    EXPECT_NE(r.err.find("Too many open files"), std::string::npos) << label << ": " << r.err;
+    list_failed |= r.err == "kiln clean: " + o.string() + ": cannot list: Too many open files\n";
+    EXPECT_TRUE(!fs::exists(o / staged) || fs::exists(o / staged / "f")) << label << ": " << r.err;
+  }
+  EXPECT_TRUE(list_failed) << "no limit stopped kiln clean at the listing of DIR";
+  EXPECT_TRUE(removed) << "no limit let kiln clean finish";
+}
+
 // Runs kiln with `args`, its standard error a terminal (a pseudo-terminal
 // whose other end this test reads); returns what it showed there and sets
 // `code` to its exit status.

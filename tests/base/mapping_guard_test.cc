@@ -184,6 +184,51 @@ TEST(MappingGuard, ACutOnlyTheSizeTellsIsSeenByAnyMappingCut) {
   InChildOnAFourPageFile(tmp / "input", CutBySizeIsSeenByAnyMappingCut);
 }
 
+// kiln's main installs the handler for the whole process (InstallBusGuard):
+// from then on a cut, once seen, stays seen after its mapping is released
+// and its slot freed and taken by another mapping, so a commit made after
+// the input was let go still refuses. Seen by a read past the cut (the handler) or, for a cut
+// inside the last page, by the size (AnyMappingCut's fstat). In a fresh child.
+int ACutStaysSeenAfterItsMappingIsGone(const std::string& path, bool by_fault) {
+  base::InstallBusGuard();
+  {
+    const base::MappedInput input(path, FirstByte);
+    if (!input.ok() || input.bytes().size() != 4 * PageSize()) return kInputFailed;
+    if (base::AnyMappingCut()) return kCutBeforeTruncation;
+    const off_t cut_to = static_cast<off_t>(by_fault ? PageSize() : 4 * PageSize() - 1);
+    if (::truncate(path.c_str(), cut_to) != 0) return kNotTruncated;
+    if (by_fault) {
+      if (static_cast<volatile const std::uint8_t&>(input.bytes()[2 * PageSize() + 7]) != 0) {
+        return kTailNotZero;
+      }
+    } else if (!base::AnyMappingCut()) {
+      return kAnyCutNotReported;
+    }
+  }
+  // The freed slot is taken by the next input, which is whole.
+  const std::string next = path + ".next";
+  if (!WriteFile(next, 4 * PageSize(), '\x5a')) return kSetupFailed;
+  const base::MappedInput input(next, FirstByte);
+  if (!input.ok()) return kInputFailed;
+  if (input.cut()) return kCutBeforeTruncation;  // the first free slot again, its cut cleared
+  if (!base::AnyMappingCut()) return kCutNotReported;
+  return kAllHeld;
+}
+
+TEST(MappingGuard, ACutSeenByItsFaultStaysSeenAfterItsMappingIsGone) {
+  testing::ScratchDir tmp;
+  InChildOnAFourPageFile(tmp / "input", [](const std::string& p) {
+    return ACutStaysSeenAfterItsMappingIsGone(p, true);
+  });
+}
+
+TEST(MappingGuard, ACutSeenByTheSizeStaysSeenAfterItsMappingIsGone) {
+  testing::ScratchDir tmp;
+  InChildOnAFourPageFile(tmp / "input", [](const std::string& p) {
+    return ACutStaysSeenAfterItsMappingIsGone(p, false);
+  });
+}
+
 // Two mappings of one file guarded without a descriptor (GuardMapping's fd
 // -1: no fstat can tell), then the file cut to its first page: reading past
 // the cut in each is a SIGBUS that only the handler sees. Each read sees

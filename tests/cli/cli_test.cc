@@ -81,6 +81,58 @@ TEST(Cli, InspectPrintsTheTable) {
       << j.out;
 }
 
+// The report, whole: an empty block has no table (not even its head row)
+// and an empty tensor list; a plain tensor's "quant" is its scheme alone, a
+// quantized one's adds axis, group size and the indexes it names.
+TEST(Cli, InspectReportsAreExactlyTheFields) {
+  const std::string golden = std::string(::kiln::testing::GoldenDir()) + "/cases/";
+  const std::string empty = golden + "kiln-v2-empty.klnt";
+  EXPECT_EQ(Kiln("inspect " + Case("kiln-v2-empty")).out,
+            empty +
+                ": ok\nversion 2, flags 0x02 (little-endian)\ntensor_count 0, name_bytes 0, "
+                "directory_bytes 0, payload_base 64, payload_bytes 0, block_length 64\n");
+  EXPECT_EQ(Kiln("inspect --json " + Case("kiln-v2-empty")).out,
+            "{\"file\": \"" + empty +
+                "\", \"ok\": true, \"header\": {\"version\": 2, \"flags\": 2, \"tensor_count\": 0, "
+                "\"name_bytes\": 0, \"payload_bytes\": 0, \"directory_bytes\": 0, "
+                "\"payload_base\": 64, \"block_length\": 64}, \"tensors\": []}\n");
+  const std::string quant = golden + "ok-quant-scheme2-ceil.klnt";
+  const std::string name = "model.layers.0.self_attn.o_proj.weight";
+  const Outcome j = Kiln("inspect --json " + Case("ok-quant-scheme2-ceil"));
+  EXPECT_EQ(j.status, 0);
+  EXPECT_EQ(
+      j.out,
+      "{\"file\": \"" + quant +
+          "\", \"ok\": true, \"header\": {\"version\": 2, \"flags\": 3, \"tensor_count\": 3, "
+          "\"name_bytes\": 128, \"payload_bytes\": 260, \"directory_bytes\": 512, "
+          "\"payload_base\": 576, \"block_length\": 836}, \"tensors\": [\n"
+          "  {\"index\": 0, \"name\": \"" +
+          name +
+          "\", \"dtype\": \"i4\", \"shape\": [4, 70], "
+          "\"element_count\": 280, \"byte_offset\": 0, \"byte_length\": 140, \"layout\": null, "
+          "\"block_size\": 0, \"quant\": {\"scheme\": 2, \"axis\": 1, \"group_size\": 32, "
+          "\"scale_index\": 1, \"outer_index\": 2}},\n"
+          "  {\"index\": 1, \"name\": \"" +
+          name +
+          "_scale\", \"dtype\": \"f8_e8m0\", "
+          "\"shape\": [4, 3], \"element_count\": 12, \"byte_offset\": 192, \"byte_length\": 12, "
+          "\"layout\": null, \"block_size\": 0, \"quant\": {\"scheme\": 0}},\n"
+          "  {\"index\": 2, \"name\": \"" +
+          name +
+          "_scale_2\", \"dtype\": \"f32\", \"shape\": [], "
+          "\"element_count\": 1, \"byte_offset\": 256, \"byte_length\": 4, \"layout\": null, "
+          "\"block_size\": 0, \"quant\": {\"scheme\": 0}}\n]}\n");
+  const Outcome t = Kiln("inspect " + Case("ok-quant-scheme2-ceil"));
+  EXPECT_EQ(t.status, 0);
+  EXPECT_NE(t.out.find("\nindex  name  "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("  axis 1 group 32 scale #1 outer #2  -\n1  "), std::string::npos) << t.out;
+  EXPECT_EQ(std::count(t.out.begin(), t.out.end(), '\n'), 7) << t.out;
+  // One FILE: a second is refused, not ignored.
+  const Outcome two = Kiln("inspect " + Case("kiln-v2-empty") + " " + Case("kiln-v2-f32"), true);
+  EXPECT_EQ(two.status, 2);
+  EXPECT_EQ(two.out, "kiln inspect: expects exactly one FILE\n");
+}
+
 TEST(Cli, RulesTableHasEveryRule) {
   const Outcome r = Kiln("rules");
   EXPECT_EQ(r.status, 0);

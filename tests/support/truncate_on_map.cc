@@ -1,14 +1,20 @@
 // A test-only LD_PRELOAD library: stands for another process that truncates
-// a file right after kiln mapped it, deterministically. With
+// a file while kiln reads it, at a moment chosen deterministically. With
 // KILN_TEST_TRUNCATE_ON_MAP="SIZE:PATH" in the environment, every mmap() of
 // a descriptor open on PATH is followed by ftruncate(PATH, SIZE); the
-// mapping keeps its old length, so kiln's reads past SIZE hit SIGBUS.
+// mapping keeps its old length, so kiln's reads past SIZE hit SIGBUS. With
+// KILN_TEST_TRUNCATE_AFTER_FSTAT="N:SIZE:PATH", the Nth fstat() of a
+// descriptor open on PATH returns the size before the cut, then the file is
+// cut: a truncation after kiln's last look at the size before it parses.
 // Never linked into kiln: tests/cli/cli_hostile_test.cc preloads it.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,12 +23,12 @@
 namespace {
 
 using MmapFn = void* (*)(void*, std::size_t, int, int, int, off_t);
+using FstatFn = int (*)(int, struct stat*);
 
-void TruncateIfTarget(int fd) {
-  const char* spec = std::getenv("KILN_TEST_TRUNCATE_ON_MAP");
-  if (fd < 0 || spec == nullptr) return;
+// "SIZE:PATH": cuts PATH to SIZE when `fd` is open on PATH.
+void TruncateIfOpenOn(int fd, const char* spec) {
   const char* colon = std::strchr(spec, ':');
-  if (colon == nullptr) return;
+  if (fd < 0 || colon == nullptr) return;
   char link[64];
   std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   char target[4096];
@@ -36,6 +42,37 @@ void TruncateIfTarget(int fd) {
   ::close(w);
 }
 
+void TruncateIfTarget(int fd) {
+  const char* spec = std::getenv("KILN_TEST_TRUNCATE_ON_MAP");
+  if (spec != nullptr) TruncateIfOpenOn(fd, spec);
+}
+
+// Counts the fstat() calls of descriptors open on the spec's PATH.
+void TruncateAfterFstat(int fd) {
+  static std::atomic<long> seen{0};
+  const char* spec = std::getenv("KILN_TEST_TRUNCATE_AFTER_FSTAT");
+  const char* rest = spec == nullptr ? nullptr : std::strchr(spec, ':');
+  const char* path = rest == nullptr ? nullptr : std::strchr(rest + 1, ':');
+  if (fd < 0 || path == nullptr) return;
+  char link[64];
+  std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  char target[4096];
+  const ssize_t n = ::readlink(link, target, sizeof(target) - 1);
+  if (n < 0) return;
+  target[n] = '\0';
+  if (std::strcmp(target, path + 1) != 0) return;
+  if (seen.fetch_add(1) + 1 == std::atol(spec)) TruncateIfOpenOn(fd, rest + 1);
+}
+
+int Stat(int fd, struct stat* st) {
+  static const auto real = reinterpret_cast<FstatFn>(::dlsym(RTLD_NEXT, "fstat"));
+  const int r = real(fd, st);
+  const int saved = errno;
+  TruncateAfterFstat(fd);
+  errno = saved;
+  return r;
+}
+
 void* Mapped(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
   static const auto real = reinterpret_cast<MmapFn>(::dlsym(RTLD_NEXT, "mmap"));
   void* const p = real(addr, length, prot, flags, fd, offset);
@@ -46,6 +83,11 @@ void* Mapped(void* addr, std::size_t length, int prot, int flags, int fd, off_t 
 }  // namespace
 
 extern "C" {
+__attribute__((visibility("default"))) int fstat(int fd, struct stat* st) { return Stat(fd, st); }
+__attribute__((visibility("default"))) int fstat64(int fd, struct stat64* st) {
+  static_assert(sizeof(struct stat) == sizeof(struct stat64));
+  return Stat(fd, reinterpret_cast<struct stat*>(st));
+}
 __attribute__((visibility("default"))) void* mmap(void* addr, std::size_t length, int prot,
                                                   int flags, int fd, off_t offset) {
   return Mapped(addr, length, prot, flags, fd, offset);

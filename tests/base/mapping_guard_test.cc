@@ -110,6 +110,7 @@ std::atomic<const void*> g_fault_address{nullptr};
 void ExpectedFaultHandler(int sig, siginfo_t* info, void* context) {
   const bool right = sig == SIGBUS && info != nullptr && info->si_signo == SIGBUS &&
                      info->si_addr == g_fault_address.load() && context != nullptr;
+  testing::FlushCoverage();
   ::_exit(right ? kSigInfoHandlerRan : kSigInfoHandlerWrongInfo);
 }
 
@@ -382,6 +383,7 @@ TEST(MappingGuard, RangesUpToTheTopOfTheAddressSpace) {
 enum Previous : int { kSigInfoHandler, kPlainHandler, kDefault, kIgnore, kIgnoreWithSigInfo };
 
 void PreviousPlainHandler(int sig) {
+  testing::FlushCoverage();
   ::_exit(sig == SIGBUS ? kPlainHandlerRan : kPlainHandlerWrongSignal);
 }
 

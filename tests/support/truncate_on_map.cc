@@ -25,18 +25,23 @@ namespace {
 using MmapFn = void* (*)(void*, std::size_t, int, int, int, off_t);
 using FstatFn = int (*)(int, struct stat*);
 
-// "SIZE:PATH": cuts PATH to SIZE when `fd` is open on PATH.
-void TruncateIfOpenOn(int fd, const char* spec) {
-  const char* colon = std::strchr(spec, ':');
-  if (fd < 0 || colon == nullptr) return;
+// Whether `fd` is open on `path`.
+bool OpenOn(int fd, const char* path) {
+  if (fd < 0) return false;
   char link[64];
   std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   char target[4096];
   const ssize_t n = ::readlink(link, target, sizeof(target) - 1);
-  if (n < 0) return;
+  if (n < 0) return false;
   target[n] = '\0';
-  if (std::strcmp(target, colon + 1) != 0) return;
-  const int w = ::open(target, O_WRONLY | O_CLOEXEC);
+  return std::strcmp(target, path) == 0;
+}
+
+// "SIZE:PATH": cuts PATH to SIZE when `fd` is open on PATH.
+void TruncateIfOpenOn(int fd, const char* spec) {
+  const char* colon = std::strchr(spec, ':');
+  if (colon == nullptr || !OpenOn(fd, colon + 1)) return;
+  const int w = ::open(colon + 1, O_WRONLY | O_CLOEXEC);
   if (w < 0) return;
   if (::ftruncate(w, std::atoll(spec)) != 0) std::perror("truncate_on_map: ftruncate");
   ::close(w);
@@ -53,14 +58,7 @@ void TruncateAfterFstat(int fd) {
   const char* spec = std::getenv("KILN_TEST_TRUNCATE_AFTER_FSTAT");
   const char* rest = spec == nullptr ? nullptr : std::strchr(spec, ':');
   const char* path = rest == nullptr ? nullptr : std::strchr(rest + 1, ':');
-  if (fd < 0 || path == nullptr) return;
-  char link[64];
-  std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-  char target[4096];
-  const ssize_t n = ::readlink(link, target, sizeof(target) - 1);
-  if (n < 0) return;
-  target[n] = '\0';
-  if (std::strcmp(target, path + 1) != 0) return;
+  if (path == nullptr || !OpenOn(fd, path + 1)) return;
   if (seen.fetch_add(1) + 1 == std::atol(spec)) TruncateIfOpenOn(fd, rest + 1);
 }
 

@@ -1138,6 +1138,33 @@ std::string SafetensorsWithMetadata(int entries) {
   return SafetensorsBytes(header, 1);
 }
 
+// A safetensors file kiln cannot hold: 300 names of 254 bytes, 76,200 bytes
+// of names where kiln's heap holds about 64 KiB (name_off is a u16). convert
+// names the first tensor that does not fit (its name cut at 200 bytes) and
+// why, exit 1, and writes nothing: never a block without the rest.
+TEST(CliHostile, ConvertRefusesNamesBeyondKilnsHeap) {
+  TempDir tmp;
+  std::string header = "{";
+  for (int i = 0; i < 300; ++i) {
+    char name[8];
+    std::snprintf(name, sizeof(name), "t%03d", i);
+    header += std::string(i == 0 ? "" : ",") + "\"" + name + std::string(250, 'x') +
+              R"(":{"dtype":"U8","shape":[1],"data_offsets":[)" + std::to_string(i) + "," +
+              std::to_string(i + 1) + "]}";
+  }
+  WriteFile(tmp / "in.safetensors", SafetensorsBytes(header + "}", 300));
+  const Ran r = RunKilnWith({"convert", tmp / "in.safetensors", tmp / "out.klnt"}, -1, -1);
+  EXPECT_EQ(r.code(), 1) << r.err;
+  EXPECT_TRUE(r.err.starts_with("kiln convert: tensor \"t259" + std::string(196, 'x') +
+                                "\" cannot be stored in kiln: LIMIT H7 at byte 33220 (tensor "
+                                "259): name \"t259"))
+      << r.err;
+  EXPECT_NE(r.err.find("would start at heap offset 65786, but name_off is a u16"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Entries(tmp.path()), std::vector<std::string>{"in.safetensors"});
+}
+
 // kiln convert names every metadata entry it drops, up to 200 (then counts
 // the rest): one entry is named as one, 200 are all listed, 201 leave one
 // counted.

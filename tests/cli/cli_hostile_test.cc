@@ -960,6 +960,30 @@ TEST(CliHostile, ConvertShowsItsProgressOnATerminal) {
   EXPECT_EQ(code, 0);
 }
 
+// kiln pack: an argument without a NAME (no '=', or nothing before it) is
+// a usage error that names it, never a tensor named after its path or an
+// unnamed one; --max-tensors N takes N inputs; and its progress on a
+// terminal ends at 100% of what it packs.
+TEST(CliHostile, PackArgumentsAndProgress) {
+  TempDir tmp;
+  const std::string npy = tmp / "a.npy";
+  WriteFile(npy, BigNpy(std::uint64_t{65} << 20));
+  for (const std::string& arg : {npy, "=" + npy}) {
+    const Ran r = RunKilnWith({"pack", tmp / "out.klnt", arg}, -1, -1);
+    EXPECT_EQ(r.code(), 2) << arg;
+    EXPECT_TRUE(r.err.starts_with("kiln pack: argument \"" + arg + "\" is not NAME=FILE.npy\n"))
+        << r.err;
+    EXPECT_FALSE(fs::exists(tmp / "out.klnt")) << arg;
+  }
+  const Ran two =
+      RunKilnWith({"pack", "--max-tensors", "2", tmp / "two.klnt", "a=" + npy, "b=" + npy}, -1, -1);
+  EXPECT_EQ(two.code(), 0) << two.err;
+  int code = -1;
+  const std::string shown = RunOnATerminal({"pack", tmp / "out.klnt", "w=" + npy}, &code);
+  EXPECT_EQ(code, 0) << shown;
+  EXPECT_TRUE(shown.ends_with("\rkiln pack: 100% (65 of 65 MiB)\r\n")) << shown;
+}
+
 // A Kiln block of `quantised` per-axis quantised I8 tensors (the first
 // named with 100 'q's, then q01, q02...) sharing one F32 scale tensor, then
 // a plain F32 tensor.

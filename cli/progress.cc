@@ -30,9 +30,10 @@ void Progress::Finish() {
 void Progress::Advance(std::uint64_t bytes) {
   if (!enabled_) return;
   done_ = std::min(total_, done_ + std::min(bytes, total_));
-  // done_ * 100 could overflow for totals of 2^57 and more; divide first then.
-  const std::uint64_t percent =
-      total_ < (std::uint64_t{1} << 57) ? done_ * 100 / total_ : done_ / (total_ / 100);
+  // Rounded down, exactly: done_ * 100 in 128 bits cannot overflow (in 64 it
+  // would from 2^57 bytes, and dividing the total first overshoots).
+  const auto percent =
+      static_cast<std::uint64_t>(static_cast<unsigned __int128>(done_) * 100 / total_);
   if (static_cast<int>(percent) == shown_) return;
   shown_ = static_cast<int>(std::min<std::uint64_t>(percent, 100));
   err_ << absl::StrFormat("\r%s: %3d%% (%d of %d MiB)", label_, shown_, done_ >> 20, total_ >> 20)

@@ -88,6 +88,17 @@ TEST(ConvertEdges, ProgressRoundsDown) {
     }
     EXPECT_NE(shown.str().find("\rkiln convert: 100% ("), std::string::npos) << shown.str();
   }
+  // A hundredth of the total, rounded down, is just under 1%: still 0%, for
+  // totals whose product done * 100 needs more than 64 bits too.
+  for (const std::uint64_t total : {std::uint64_t{1} << 57, ~std::uint64_t{0}}) {
+    std::ostringstream shown;
+    cli::Progress p(shown, "kiln convert", total, true);
+    p.Advance(total / 100);
+    EXPECT_EQ(shown.str(), "\rkiln convert:   0% (" + std::to_string((total / 100) >> 20) + " of " +
+                               std::to_string(total >> 20) + " MiB)");
+    p.Advance(1);
+    EXPECT_NE(shown.str().find("\rkiln convert:   1% ("), std::string::npos) << shown.str();
+  }
 }
 
 }  // namespace

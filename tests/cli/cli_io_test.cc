@@ -231,6 +231,31 @@ TEST(CliIo, LostMetadataReportIsExit2) {
   EXPECT_EQ(RunKiln(args, "2>/dev/full").status, 2);
 }
 
+// An input kiln cannot take is exit 1 with its reason on stderr; when that
+// reason cannot be written (2>/dev/full) the run is exit 2, the report
+// lost, whichever command: pack of a file that is not NumPy, convert of a
+// file that is not safetensors.
+TEST(CliIo, AnInvalidInputWhoseReasonIsLostIsExit2) {
+  TempDir tmp;
+  {
+    std::ofstream(tmp / "bad.npy") << "not NumPy";
+    std::ofstream(tmp / "bad.safetensors") << "not safetensors";
+  }
+  const std::vector<std::string> runs = {
+      "pack " + Quote(tmp / "o.klnt") + " w=" + Quote(tmp / "bad.npy"),
+      "convert " + Quote(tmp / "bad.safetensors") + " " + Quote(tmp / "o.klnt")};
+  for (const std::string& args : runs) {
+    EXPECT_EQ(RunKiln(args, "2>/dev/null").status, 1) << args;
+    EXPECT_EQ(RunKiln(args, "2>/dev/full").status, 2) << args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp / "o.klnt"));
+  // --version says what it is, exit 0.
+  const Outcome v = RunKiln("--version", "2>&1");
+  EXPECT_EQ(v.status, 0);
+  EXPECT_TRUE(v.out.starts_with("kiln ") && v.out.ends_with(" (Kiln v2 tensor directory)\n"))
+      << v.out;
+}
+
 // A name short in bytes but wide once escaped is cut too: twelve \x01 are
 // 48 columns (the most a cell shows, shown whole), thirteen are 52 (cut to
 // 45 columns and "...").

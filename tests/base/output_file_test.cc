@@ -4,7 +4,9 @@
 // RENAME_NOREPLACE: Commit falls back to link() then unlink(),
 // which must leave the target and nothing else, and refuse an existing
 // target the same way. The missing support is simulated with a seccomp
-// filter (renameat2 fails with ENOSYS) in a child process.
+// filter (renameat2 fails with EINVAL, ENOSYS or ENOTSUP, as file systems
+// and kernels without it say) in a child process; any other failure of
+// renameat2 is an error, never a reason to try link().
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/mman.h>
@@ -16,6 +18,7 @@
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <ios>
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kiln/base/mapped_input.h"
 #include "kiln/base/output_file.h"
 #include "support/syscall_fault.h"
 #include "support/temp_dir.h"
@@ -51,8 +55,8 @@ void ExpectEveryStepHeld(int (*step)(const fs::path&), const fs::path& dir) {
 
 // The child's exit status says which step failed (0: all held; kNoSeccomp: no
 // seccomp here).
-int Child(const fs::path& dir) {
-  if (!testing::FailRenameat2(ENOSYS)) return testing::kNoSeccomp;
+int Child(const fs::path& dir, int error) {
+  if (!testing::FailRenameat2(error)) return testing::kNoSeccomp;
   const std::string target = (dir / "out").string();
   const std::uint8_t bytes[3] = {1, 2, 3};
   {
@@ -72,10 +76,97 @@ int Child(const fs::path& dir) {
 }
 
 TEST(OutputFile, NoReplaceFallbackWithoutRenameat2LeavesOnlyTheTarget) {
+  for (const int error : {EINVAL, ENOSYS, ENOTSUP}) {
+    testing::ScratchDir tmp;
+    const int st = testing::ExitStatusInChild([&] { return Child(tmp.path(), error); });
+    if (st == testing::kNoSeccomp) GTEST_SKIP() << "seccomp filters are not allowed here";
+    EXPECT_EQ(st, 0) << std::strerror(error) << ": step " << st << " failed";
+  }
+}
+
+// renameat2 refused for another reason (EPERM: a policy, not a missing
+// feature): Commit fails with it, nothing is linked in its place, and the
+// temporary goes.
+int RefusedChild(const fs::path& dir) {
+  if (!testing::FailRenameat2(EPERM)) return testing::kNoSeccomp;
+  const std::string target = (dir / "out").string();
+  const std::uint8_t bytes[3] = {1, 2, 3};
+  {
+    base::OutputFile f(target, base::Replace::kNever);
+    if (!f.ok() || !f.Write(bytes)) return 1;
+    if (f.Commit()) return 2;
+    if (f.error() != "rename into place: Operation not permitted" || f.error_number() != EPERM) {
+      return 3;
+    }
+  }
+  return Names(dir).empty() ? 0 : 4;
+}
+
+TEST(OutputFile, NoReplaceRenameRefusedForAnotherReasonIsAnError) {
   testing::ScratchDir tmp;
-  const int st = testing::ExitStatusInChild([&] { return Child(tmp.path()); });
+  const int st = testing::ExitStatusInChild([&] { return RefusedChild(tmp.path()); });
   if (st == testing::kNoSeccomp) GTEST_SKIP() << "seccomp filters are not allowed here";
   EXPECT_EQ(st, 0) << "step " << st << " failed";
+}
+
+// A stale errno left by the caller, one that means "no RENAME_NOREPLACE
+// here", does not make a successful renameat2 look failed: committed once,
+// nothing else left.
+TEST(OutputFile, AStaleErrnoDoesNotUndoACommit) {
+  for (const int stale : {EINVAL, ENOSYS, ENOTSUP}) {
+    testing::ScratchDir tmp;
+    const std::uint8_t bytes[3] = {1, 2, 3};
+    base::OutputFile f(tmp / "out", base::Replace::kNever);
+    ASSERT_TRUE(f.ok() && f.Write(bytes)) << f.error();
+    errno = stale;
+    EXPECT_TRUE(f.Commit()) << std::strerror(stale) << ": " << f.error();
+    EXPECT_EQ(Names(tmp.path()), std::set<std::string>{"out"});
+  }
+}
+
+// A file whose temporary could not be made: Commit fails and keeps the
+// reason (not a later step's complaint about a missing descriptor).
+TEST(OutputFile, CommitOfAFailedFileKeepsItsReason) {
+  testing::ScratchDir tmp;
+  base::OutputFile f(tmp / "missing/out");
+  ASSERT_FALSE(f.ok());
+  const std::string why = f.error();
+  const int number = f.error_number();
+  EXPECT_EQ(number, ENOENT) << why;
+  EXPECT_FALSE(f.Commit());
+  EXPECT_EQ(f.error(), why);
+  EXPECT_EQ(f.error_number(), number);
+  EXPECT_TRUE(Names(tmp.path()).empty());
+}
+
+// An input mapped by this process was cut short by another (here by its
+// last byte, which only the size tells): an output built from it is not
+// committed, the temporary goes, and the reason says so.
+int CutInputChild(const fs::path& dir) {
+  const std::string input = (dir / "in").string();
+  {
+    const std::vector<char> bytes(3 * 4096, 'x');
+    std::FILE* w = std::fopen(input.c_str(), "wb");
+    if (w == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), w) != bytes.size()) return 1;
+    std::fclose(w);
+  }
+  const base::MappedInput in(input, [](std::span<const std::uint8_t>) -> std::size_t { return 1; });
+  if (!in.ok()) return 2;
+  const std::string target = (dir / "out").string();
+  base::OutputFile f(target);
+  if (!f.ok() || !f.Write(in.bytes())) return 3;
+  if (::truncate(input.c_str(), 3 * 4096 - 1) != 0) return 4;
+  if (f.Commit()) return 5;
+  if (f.error() != std::string(base::kInputCutMessage) + ": Input/output error" ||
+      f.error_number() != EIO) {
+    return 6;
+  }
+  return Names(dir) == std::set<std::string>{"in"} ? 0 : 7;
+}
+
+TEST(OutputFile, NotCommittedWhenAnInputWasCutWhileItWasRead) {
+  testing::ScratchDir tmp;
+  EXPECT_EQ(testing::ExitStatusInChild([&] { return CutInputChild(tmp.path()); }), 0);
 }
 
 // More temporaries at once than the signal-cleanup table has slots: the

@@ -1,6 +1,7 @@
 // kiln convert and kiln pack on inputs that are valid in their own format
 // but cannot be carried into the other one: refused (exit 1) with the
 // reason, nothing written. And the limits' boundaries.
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -99,6 +100,20 @@ TEST(ConvertEdges, ProgressRoundsDown) {
     p.Advance(1);
     EXPECT_NE(shown.str().find("\rkiln convert:   1% ("), std::string::npos) << shown.str();
   }
+}
+
+// Each percent is shown once: 200 MiB advanced a MiB at a time is 101
+// updates (0% after the first MiB, then 1% to 100%), not 200.
+TEST(ConvertEdges, ProgressShowsEachPercentOnce) {
+  std::ostringstream shown;
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  cli::Progress p(shown, "kiln convert", 200 * kMiB, true);
+  for (int i = 0; i < 200; ++i) p.Advance(kMiB);
+  const std::string text = shown.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\r'), 101) << text;
+  EXPECT_TRUE(text.starts_with("\rkiln convert:   0% (1 of 200 MiB)\rkiln convert:   1% (2 of "))
+      << text;
+  EXPECT_TRUE(text.ends_with("\rkiln convert: 100% (200 of 200 MiB)")) << text;
 }
 
 }  // namespace

@@ -311,6 +311,17 @@ TEST(Convert, LimitFlags) {
   EXPECT_NE(big.err.find("LIMIT H7"), std::string::npos) << big.err;
   EXPECT_FALSE(std::filesystem::exists(tmp / "p.klnt"));
   EXPECT_EQ(Pack({tmp / "p.klnt", "--max-block-bytes", "1000", "a=" + (tmp / "a.npy")}).status, 0);
+  // A block of exactly --max-block-bytes is within the limit; one byte less
+  // is not.
+  const auto size = std::filesystem::file_size(tmp / "p.klnt");
+  EXPECT_EQ(
+      Pack({tmp / "q.klnt", "--max-block-bytes", std::to_string(size), "a=" + (tmp / "a.npy")})
+          .status,
+      0);
+  EXPECT_EQ(
+      Pack({tmp / "r.klnt", "--max-block-bytes", std::to_string(size - 1), "a=" + (tmp / "a.npy")})
+          .status,
+      1);
 }
 
 // The metadata report and reader errors print untrusted text through the

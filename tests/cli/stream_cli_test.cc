@@ -265,6 +265,14 @@ TEST_F(Ingest, FullDiskIsExit2AndLeavesNothing) {
 TEST(SizeArg, SuffixesAreBinary) {
   EXPECT_EQ(cli::ParseSize("1048576"), 1048576u);
   EXPECT_EQ(cli::ParseSize("64K"), 65536u);
+  EXPECT_EQ(cli::ParseSize("3k"), 3072u);
+  EXPECT_EQ(cli::ParseSize("5M"), std::uint64_t{5} << 20);
+  EXPECT_EQ(cli::ParseSize("7m"), std::uint64_t{7} << 20);
+  EXPECT_EQ(cli::ParseSize("1g"), std::uint64_t{1} << 30);
+  EXPECT_EQ(cli::ParseSize("17592186044415M"), std::uint64_t{17592186044415} << 20);
+  EXPECT_FALSE(cli::ParseSize("17592186044416M"));  // 2^64
+  EXPECT_EQ(cli::ParseSize("18446744073709551615"), ~std::uint64_t{0});
+  EXPECT_FALSE(cli::ParseSize("18446744073709551616"));
   EXPECT_EQ(cli::ParseSize("10G"), std::uint64_t{10} << 30);
   EXPECT_EQ(cli::ParseSize("2t"), std::uint64_t{2} << 40);
   EXPECT_EQ(cli::ParseSize("16777215T"), std::uint64_t{16777215} << 40);

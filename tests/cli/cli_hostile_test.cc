@@ -30,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "kiln/writer.h"
 #include "support/block_builder.h"
+#include "support/immutable.h"
 #include "support/paths.h"
 #include "support/temp_dir.h"
 #include "support/write_block.h"
@@ -804,18 +805,7 @@ TEST(CliHostile, CleanArguments) {
   EXPECT_TRUE(no_value.out.starts_with("kiln clean: --min-age needs SECONDS\n")) << no_value.out;
 }
 
-// Sets or clears the immutable attribute (chattr +i) of `path`; false where
-// the file system or the process's capabilities do not allow it.
-bool SetImmutable(const fs::path& path, bool on) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return false;
-  int flags = 0;
-  bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
-  flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
-  ok = ok && ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
-  ::close(fd);
-  return ok;
-}
+using testing::SetImmutable;
 
 // A temporary kiln clean cannot remove (an immutable file, alone or inside
 // a staging directory) is an error that names it and why (exit 2), never
@@ -1311,31 +1301,42 @@ TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {
       EXPECT_TRUE(Entries(o).empty()) << label << " left " << Entries(o).front();
     }
   }
-  // inspect: a cut to nothing takes the header it privatizes first. Then
-  // cuts after the mapping was checked (the file's second fstat: the first
-  // is the open's, the second the mapping's check once its prefix is
+  // A cut to nothing takes the header inspect privatizes first. Then cuts
+  // after the mapping was checked (the file's second fstat: the first is
+  // the open's, the second the mapping's check once its prefix is
   // private): in the payload, where validation reads the gaps (P2), and by
-  // the last byte, which only the size tells; both seen after parsing.
+  // the last byte (a gap), which only the size tells. inspect sees them
+  // after parsing, unpack at its commit (the files it copied are whole).
   const std::string block = BlockWithGaps(kSize);
   struct Cut {
+    std::vector<std::string> args;
     const char* variable;
     std::string spec;
   };
-  for (const Cut& c : {Cut{"KILN_TEST_TRUNCATE_ON_MAP", "0:" + klnt},
-                       Cut{"KILN_TEST_TRUNCATE_AFTER_FSTAT", "2:1048576:" + klnt},
-                       Cut{"KILN_TEST_TRUNCATE_AFTER_FSTAT",
-                           "2:" + std::to_string(block.size() - 1) + ":" + klnt}}) {
+  const std::vector<std::string> inspect = {"inspect", klnt};
+  const std::vector<std::string> unpack = {"unpack", klnt, (o / "dir").string()};
+  const std::string at_payload = "2:1048576:" + klnt;
+  const std::string at_last = "2:" + std::to_string(block.size() - 1) + ":" + klnt;
+  for (const Cut& c : {Cut{inspect, "KILN_TEST_TRUNCATE_ON_MAP", "0:" + klnt},
+                       Cut{inspect, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_payload},
+                       Cut{inspect, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_last},
+                       Cut{unpack, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_payload},
+                       Cut{unpack, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_last}}) {
+    fs::remove_all(o);
+    fs::create_directory(o);
     WriteFile(klnt, block);
-    const Ran r = RunKilnWith({"inspect", klnt}, -1, -1, [&] {
+    const Ran r = RunKilnWith(c.args, -1, -1, [&] {
       ::setenv("LD_PRELOAD", ::kiln::testing::TruncateOnMapLibrary(), 1);
       ::setenv(c.variable, c.spec.c_str(), 1);
       ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
     });
+    const std::string label = c.args[0] + ", " + c.variable + "=" + c.spec;
     if (fs::file_size(klnt) == block.size()) {
-      GTEST_SKIP() << c.variable << "=" << c.spec << ": the preloaded library did not cut the file";
+      GTEST_SKIP() << label << ": the preloaded library did not cut the file";
     }
-    EXPECT_EQ(r.code(), 2) << "inspect, " << c.spec << ": status " << r.status << " " << r.err;
-    EXPECT_NE(r.err.find("truncated while it was read"), std::string::npos) << r.err;
+    EXPECT_EQ(r.code(), 2) << label << ": status " << r.status << " " << r.err;
+    EXPECT_NE(r.err.find("truncated while it was read"), std::string::npos) << label << r.err;
+    EXPECT_TRUE(Entries(o).empty()) << label << " left " << Entries(o).front();
   }
 }
 

@@ -219,6 +219,7 @@ EXPECT = {
                     b" to a request for bytes 0-",
     "status-suffix": b"answered a status line without a status code (HTTP/1.1 206x Partial "
                      b"Content) to a request for bytes 0-",
+    "colonless": b"HTTP request failed: Header without colon",
 }
 BEHAVES = ("good", "redirect-once", "ows", "zeros", "no-reason")
 

@@ -84,6 +84,10 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
                     ("HTTP/1.1 206x Partial Content"; curl reads 206)
     "no-reason"     behaves, with an empty reason phrase ("HTTP/1.1 206 ":
                     RFC 9112 section 4 allows it)
+    "colonless"     behaves, with five more header lines that are only the
+                    name of a header kiln reads ("ETag", "Content-Range",
+                    ...: no colon; curl refuses the reply, "Header without
+                    colon", before kiln's header callback sees the line)
                     total "*" ("bytes 0-63/*")
 
 `size` of the ranged replies is len(body). The server runs in threads; the
@@ -273,6 +277,7 @@ HOSTILE_MODES = (
     "gzip", "changes", "changes-lm", "changes-evil", "drip", "stall", "endless", "endless-200",
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "429", "500",
     "no-size", "ows", "zeros", "junk-number", "status-space", "status-suffix", "no-reason",
+    "colonless",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -326,6 +331,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                         if k in ("Content-Length", "Content-Range") else v) for k, v in headers]
         for k, v in headers:
             self.send_header(k.upper() if ows else k, v + " \t " if ows else v)
+        if mode == "colonless":  # lines that are only the names of headers kiln reads
+            for name in (b"ETag", b"Last-Modified", b"Content-Range", b"Content-Length",
+                         b"Content-Encoding"):
+                self._headers_buffer.append(name + b"\r\n")
         self.end_headers()
         if not head and body:
             self.wfile.write(body)

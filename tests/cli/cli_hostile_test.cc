@@ -842,7 +842,7 @@ TEST(CliHostile, CleanNamesWhatItCannotRemove) {
   EXPECT_TRUE(fs::exists(o / (dead + "stuck2") / "f"));
 }
 
-// With descriptors running out (RLIMIT_NOFILE from 3 to 24) kiln clean
+// With descriptors running out (RLIMIT_NOFILE from 3 to 32) kiln clean
 // lists and removes, or stops with the reason, exit 2: at the limit where
 // DIR opens but its listing's descriptor does not, "cannot list: Too many
 // open files". Never a crash, never a listing of a descriptor that failed
@@ -853,20 +853,23 @@ TEST(CliHostile, CleanWithDescriptorsRunningOut) {
   const std::string staged = std::string(kDeadTemporary) + "dir001";
   bool list_failed = false;
   bool removed = false;
-  for (rlim_t limit = 3; limit <= 24; ++limit) {
+  for (rlim_t limit = 3; limit <= 32; ++limit) {
     const std::string label = "RLIMIT_NOFILE " + std::to_string(limit);
     fs::create_directories(o / staged);
     WriteFile(o / staged / "f", "x");
-    const int out = ::open((tmp / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    ASSERT_GE(out, 0);
-    const Ran r = RunKilnWith({"clean", "--min-age", "0", o.string()}, -1, out, [limit] {
+    const auto limited = [limit] {
       const rlimit l = {limit, limit};
       ::setrlimit(RLIMIT_NOFILE, &l);
-    });
+    };
+    // Below what kiln needs to start at all (the dynamic loader's, or a
+    // sanitizer runtime's, descriptors) there is nothing of kiln's to test.
+    if (RunKilnWith({"--version"}, -1, -1, limited).code() != 0) continue;
+    const int out = ::open((tmp / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ASSERT_GE(out, 0);
+    const Ran r = RunKilnWith({"clean", "--min-age", "0", o.string()}, -1, out, limited);
     ::close(out);
     const std::string said = ReadAll(tmp / "out") + r.err;
     ASSERT_TRUE(WIFEXITED(r.status)) << label << ": killed by signal " << WTERMSIG(r.status);
-    if (r.code() == 127) continue;  // the dynamic loader could not start kiln
     EXPECT_EQ(said.find("Bad file descriptor"), std::string::npos) << label << ": " << said;
     if (r.code() == 0) {  // removed, or kept with the reason
       if (fs::exists(o / staged)) {

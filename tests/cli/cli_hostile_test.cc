@@ -32,6 +32,7 @@
 #include "support/block_builder.h"
 #include "support/immutable.h"
 #include "support/paths.h"
+#include "support/sanitizers.h"
 #include "support/temp_dir.h"
 #include "support/write_block.h"
 
@@ -887,7 +888,11 @@ TEST(CliHostile, CleanWithDescriptorsRunningOut) {
     list_failed |= r.err == "kiln clean: " + o.string() + ": cannot list: Too many open files\n";
     EXPECT_TRUE(!fs::exists(o / staged) || fs::exists(o / staged / "f")) << label << ": " << r.err;
   }
-  EXPECT_TRUE(list_failed) << "no limit stopped kiln clean at the listing of DIR";
+  // Under ASan the one limit at which DIR opens and its listing cannot is
+  // below what the runtime needs (its checks open a pipe): kiln does not start.
+  if (!testing::kAddressSanitizer) {
+    EXPECT_TRUE(list_failed) << "no limit stopped kiln clean at the listing of DIR";
+  }
   EXPECT_TRUE(removed) << "no limit let kiln clean finish";
 }
 

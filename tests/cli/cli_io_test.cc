@@ -21,6 +21,7 @@
 #include "kiln/writer.h"
 #include "support/golden.h"
 #include "support/paths.h"
+#include "support/sanitizers.h"
 #include "support/temp_dir.h"
 #include "support/write_block.h"
 
@@ -278,17 +279,7 @@ TEST(CliIo, InspectCutsANameThatEscapingMakesTooWide) {
   EXPECT_NE(cut.out.find("\\x01\\x01\\...  "), std::string::npos) << cut.out;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using testing::kAddressSanitizer;
 
 // An input kiln cannot map (an address-space limit below the file's size):
 // an I/O error (exit 2) that says why, never a crash.

@@ -198,14 +198,14 @@ EXPECT = {
     "short-close": b"transfer closed",
     "short-nolen": b"sent 63 of the 64 bytes asked",
     "long": b"announced Content-Length 80 for 64 bytes",
-    "long-nolen": b"more bytes than asked",
+    "long-nolen": b"the server sent more bytes than asked for bytes 0-63 (64 bytes asked)",
     "gzip": b"Content-Encoding: gzip",
     "changes": b'changed on the server (ETag "v1", then "v2")',
     "changes-lm": b"changed on the server (Last-Modified",
     "changes-evil": b"changed on the server (ETag",
     "drip": b"under 1024 bytes/s for 2 s (--idle-timeout)",
     "stall": b"under 1024 bytes/s for 2 s (--idle-timeout)",
-    "endless": b"more bytes than asked",
+    "endless": b"the server sent more bytes than asked for bytes 0-63 (64 bytes asked)",
     "endless-200": b"ignored the range request",
     "redirect-loop": b"more than 5 redirects",
     "redirect-file": b"only http:// and https:// are followed",
@@ -221,7 +221,8 @@ EXPECT = {
                      b"Content) to a request for bytes 0-",
     "colonless": b"HTTP request failed: Header without colon",
 }
-BEHAVES = ("good", "redirect-once", "ows", "zeros", "no-reason")
+# page-416 and page-416-long differ only for an empty file (below).
+BEHAVES = ("good", "redirect-once", "ows", "zeros", "no-reason", "page-416", "page-416-long")
 
 
 def test_hostile(kiln, golden):
@@ -286,6 +287,18 @@ def test_hostile(kiln, golden):
                     len(body), r.stdout, r.returncode, r.stderr, want.stdout))
             if statuses != ["GET"]:
                 fail("%d-byte file: requests %r, want one GET" % (len(body), statuses))
+        # The empty file's 416 with an error page: a page of 64 KiB is
+        # discarded and the verdict is the file's; one byte more is refused.
+        for mode in ("page-416", "page-416-long"):
+            with servers.Hostile(mode, b"") as h:
+                r = run(kiln, "validate", h.url)
+            if mode == "page-416":
+                ok = r.returncode == 1 and b"FRAME H1 at byte 0: buffer holds 0 bytes" in r.stdout
+            else:
+                ok = r.returncode == 2 and not r.stdout and \
+                    b"the server's error page goes on past 64 KiB" in r.stderr
+            if not ok:
+                fail("empty file, %s: exit %d %r %r" % (mode, r.returncode, r.stdout, r.stderr))
     # A connection refused: exit 2 at once.
     with servers.Hostile("good", b"") as h:
         closed = h.url  # nothing listens there once the block ends

@@ -84,6 +84,9 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
                     ("HTTP/1.1 206x Partial Content"; curl reads 206)
     "no-reason"     behaves, with an empty reason phrase ("HTTP/1.1 206 ":
                     RFC 9112 section 4 allows it)
+    "page-416"      behaves; the 416 that says a file is empty carries an
+                    error page of 64 KiB, the most kiln discards
+    "page-416-long" as "page-416" with a page one byte longer: refused
     "colonless"     behaves, with five more header lines that are only the
                     name of a header kiln reads ("ETag", "Content-Range",
                     ...: no colon; curl refuses the reply, "Header without
@@ -277,7 +280,7 @@ HOSTILE_MODES = (
     "gzip", "changes", "changes-lm", "changes-evil", "drip", "stall", "endless", "endless-200",
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "429", "500",
     "no-size", "ows", "zeros", "junk-number", "status-space", "status-suffix", "no-reason",
-    "colonless",
+    "colonless", "page-416", "page-416-long",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -395,6 +398,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         last = int(m.group(2)) if m.group(2) else size - 1
         last = min(last, size - 1)
         if first > last:
+            if mode in ("page-416", "page-416-long"):
+                page = b"x" * (65536 if mode == "page-416" else 65537)
+                return self._send(416, [("Content-Range", "bytes */%d" % size),
+                                        ("Content-Length", str(len(page)))], page)
             return self._send(416, [("Content-Range", "bytes */%d" % size),
                                     ("Content-Length", "0")], head=True)
         part = body[first:last + 1]

@@ -269,6 +269,11 @@ def test_hostile(kiln, golden):
                 limit = IDLE + 3 if mode in ("drip", "stall") else 5
                 if took > limit:
                     fail("%s: took %.1f s (limit %d)" % (what, took, limit))
+    # --idle-timeout 1, the smallest: a stalled reply is given up on too.
+    with servers.Hostile("stall", body) as bad:
+        r = run(kiln, "validate", "--idle-timeout", "1", bad.url, timeout=60)
+    if r.returncode != 2 or b"under 1024 bytes/s for 1 s (--idle-timeout)" not in r.stderr:
+        fail("stall, --idle-timeout 1: exit %d %r" % (r.returncode, r.stderr[:300]))
     # An empty file (416 with bytes */0) and a 10-byte one (206 bytes 0-9/10):
     # the size comes from the first reply; the verdict is the file's.
     with tempfile.TemporaryDirectory(prefix="kiln-short-") as tmp:

@@ -220,6 +220,8 @@ EXPECT = {
     "status-suffix": b"answered a status line without a status code (HTTP/1.1 206x Partial "
                      b"Content) to a request for bytes 0-",
     "colonless": b"HTTP request failed: Header without colon",
+    "etag-appears": b"changed on the server (a validator appeared that the first reply lacked)",
+    "two-etags": b"the server sent two different etag headers",
 }
 # page-416 and page-416-long differ only for an empty file (below).
 BEHAVES = ("good", "redirect-once", "ows", "zeros", "no-reason", "page-416", "page-416-long")

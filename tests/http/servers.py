@@ -87,6 +87,9 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
     "page-416"      behaves; the 416 that says a file is empty carries an
                     error page of 64 KiB, the most kiln discards
     "page-416-long" as "page-416" with a page one byte longer: refused
+    "etag-appears"  the first reply has no ETag, later ones have one (the same
+                    Last-Modified throughout): a validator that appeared
+    "two-etags"     from the second request on, two ETag headers ("v1", "v1b")
     "colonless"     behaves, with five more header lines that are only the
                     name of a header kiln reads ("ETag", "Content-Range",
                     ...: no colon; curl refuses the reply, "Header without
@@ -280,7 +283,7 @@ HOSTILE_MODES = (
     "gzip", "changes", "changes-lm", "changes-evil", "drip", "stall", "endless", "endless-200",
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "429", "500",
     "no-size", "ows", "zeros", "junk-number", "status-space", "status-suffix", "no-reason",
-    "colonless", "page-416", "page-416-long",
+    "colonless", "page-416", "page-416-long", "etag-appears", "two-etags",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -358,8 +361,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 # and long: kiln shows at most 160 bytes of a server's text.
                 etag = '"v2\x1b[2J' + "\u202e".encode().decode("latin-1") + "x" * 400 + '"'
         validators = [("Last-Modified", date)]
-        if mode != "changes-lm":
+        if mode != "changes-lm" and not (mode == "etag-appears" and n == 1):
             validators.append(("ETag", etag))
+        if mode == "two-etags" and n > 1:
+            validators.append(("ETag", '"v1b"'))
         size = len(body)
 
         if mode in ("404", "429", "500"):

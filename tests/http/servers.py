@@ -90,6 +90,10 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
     "etag-appears"  the first reply has no ETag, later ones have one (the same
                     Last-Modified throughout): a validator that appeared
     "two-etags"     from the second request on, two ETag headers ("v1", "v1b")
+    "later-200"     from the second request on, 200 and the whole body (the
+                    range ignored after the first reply honoured it)
+    "later-503"     from the second request on, 503
+    "later-no-range" from the second request on, 206 without Content-Range
     "colonless"     behaves, with five more header lines that are only the
                     name of a header kiln reads ("ETag", "Content-Range",
                     ...: no colon; curl refuses the reply, "Header without
@@ -284,6 +288,7 @@ HOSTILE_MODES = (
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "429", "500",
     "no-size", "ows", "zeros", "junk-number", "status-space", "status-suffix", "no-reason",
     "colonless", "page-416", "page-416-long", "etag-appears", "two-etags",
+    "later-200", "later-503", "later-no-range",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -397,8 +402,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if mode == "endless-200":
             self._send(200, common + [("Connection", "close")])
             return self._endless()
-        if not m or mode == "ignore-range" or stale or (mode == "changes-lm" and stale):
+        if not m or mode == "ignore-range" or stale or (mode == "changes-lm" and stale) or \
+                (mode == "later-200" and n > 1):
             return self._send(200, common + [("Content-Length", str(size))], body)
+        if mode == "later-503" and n > 1:
+            text = b"busy\n"
+            return self._send(503, [("Content-Length", str(len(text)))], text)
         first = int(m.group(1))
         last = int(m.group(2)) if m.group(2) else size - 1
         last = min(last, size - 1)
@@ -429,6 +438,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             part = gzip.compress(part)
             extra = [("Content-Encoding", "gzip")]
         cr = ("Content-Range", "bytes %d-%d/%s" % (cr_first, cr_last, total))
+        if mode == "later-no-range" and n > 1:
+            return self._send(206, common + [("Content-Length", str(len(part)))], part)
         if mode in ("drip", "stall", "endless"):
             self._send(206, common + [cr, ("Connection", "close")]
                        + ([("Content-Length", str(len(part)))] if mode != "endless" else []))

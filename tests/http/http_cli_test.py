@@ -225,6 +225,8 @@ EXPECT = {
     "later-200": b"the server ignored the range request for bytes 64-",
     "later-503": b"the server answered HTTP 503 to a request for bytes 64-",
     "later-no-range": b"the server's partial reply has no Content-Range",
+    "later-short": b"the server announced Content-Length ",
+    "two-etags-first": b"the server sent two different etag headers",
 }
 # page-416 and page-416-long differ only for an empty file (below).
 BEHAVES = ("good", "redirect-once", "ows", "zeros", "no-reason", "page-416", "page-416-long")

@@ -94,6 +94,8 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
                     range ignored after the first reply honoured it)
     "later-503"     from the second request on, 503
     "later-no-range" from the second request on, 206 without Content-Range
+    "later-short"   as "short" from the second request on
+    "two-etags-first" two ETag headers in the first reply only
     "colonless"     behaves, with five more header lines that are only the
                     name of a header kiln reads ("ETag", "Content-Range",
                     ...: no colon; curl refuses the reply, "Header without
@@ -288,7 +290,7 @@ HOSTILE_MODES = (
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "429", "500",
     "no-size", "ows", "zeros", "junk-number", "status-space", "status-suffix", "no-reason",
     "colonless", "page-416", "page-416-long", "etag-appears", "two-etags",
-    "later-200", "later-503", "later-no-range",
+    "later-200", "later-503", "later-no-range", "later-short", "two-etags-first",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -368,7 +370,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         validators = [("Last-Modified", date)]
         if mode != "changes-lm" and not (mode == "etag-appears" and n == 1):
             validators.append(("ETag", etag))
-        if mode == "two-etags" and n > 1:
+        if (mode == "two-etags" and n > 1) or (mode == "two-etags-first" and n == 1):
             validators.append(("ETag", '"v1b"'))
         size = len(body)
 
@@ -430,7 +432,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             cr_first, cr_last = first + 1, last + 1
         elif mode == "no-size":
             total = "*"
-        elif mode in ("short", "short-nolen"):
+        elif mode in ("short", "short-nolen") or (mode == "later-short" and n > 1):
             part = part[:-1]
         elif mode in ("long", "long-nolen"):
             part = part + b"\0" * 16

@@ -229,7 +229,8 @@ EXPECT = {
     "two-etags-first": b"the server sent two different etag headers",
 }
 # page-416 and page-416-long differ only for an empty file (below).
-BEHAVES = ("good", "redirect-once", "ows", "zeros", "no-reason", "page-416", "page-416-long")
+BEHAVES = ("good", "redirect-once", "ows", "zeros", "no-reason", "page-416", "page-416-long",
+           "tight", "later-nolen")
 
 
 def test_hostile(kiln, golden):

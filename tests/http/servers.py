@@ -96,6 +96,10 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
     "later-no-range" from the second request on, 206 without Content-Range
     "later-short"   as "short" from the second request on
     "two-etags-first" two ETag headers in the first reply only
+    "tight"         behaves, every header written without the space after its
+                    colon ("Content-Range:bytes 0-63/200"; the space is optional)
+    "later-nolen"   behaves; from the second request on, 206 without
+                    Content-Length, the part delimited by closing the connection
     "colonless"     behaves, with five more header lines that are only the
                     name of a header kiln reads ("ETag", "Content-Range",
                     ...: no colon; curl refuses the reply, "Header without
@@ -290,7 +294,8 @@ HOSTILE_MODES = (
     "redirect-once", "redirect-loop", "redirect-file", "redirect-ftp", "404", "429", "500",
     "no-size", "ows", "zeros", "junk-number", "status-space", "status-suffix", "no-reason",
     "colonless", "page-416", "page-416-long", "etag-appears", "two-etags",
-    "later-200", "later-503", "later-no-range", "later-short", "two-etags-first",
+    "later-200", "later-503", "later-no-range", "later-short", "two-etags-first", "tight",
+    "later-nolen",
 )
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -343,6 +348,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             headers = [(k, re.sub(r"[0-9]+", lambda d: d.group(0).zfill(24), v)
                         if k in ("Content-Length", "Content-Range") else v) for k, v in headers]
         for k, v in headers:
+            if mode == "tight":  # no space after the colon (RFC 9110 5.6.3: OWS is optional)
+                self._headers_buffer.append(("%s:%s\r\n" % (k, v)).encode("latin-1"))
+                continue
             self.send_header(k.upper() if ows else k, v + " \t " if ows else v)
         if mode == "colonless":  # lines that are only the names of headers kiln reads
             for name in (b"ETag", b"Last-Modified", b"Content-Range", b"Content-Length",
@@ -448,6 +456,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if mode == "endless":
                 return self._endless()
             return self._drip(part, mode == "stall")
+        if mode == "later-nolen" and n > 1:  # the whole part, delimited by the close
+            self._send(206, common + [cr, ("Connection", "close")], part)
+            self.close_connection = True
+            return None
         if mode in ("short-nolen", "long-nolen"):
             self._send(206, common + [cr, ("Connection", "close")], part)
             self.close_connection = True

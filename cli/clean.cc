@@ -179,9 +179,12 @@ int RunClean(const std::vector<std::string>& args, std::ostream& out, std::ostre
   const int dirfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirfd < 0) {
     const int e = errno;
+    // O_DIRECTORY | O_NOFOLLOW on a link fails with ENOTDIR or ELOOP: the
+    // link, not the errno, is the reason.
+    struct stat st {};
+    const bool link = ::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
     err << "kiln clean: " << base::Escape(dir) << ": "
-        << (e == ELOOP ? "is a symbolic link (give the directory itself)" : std::strerror(e))
-        << "\n";
+        << (link ? "is a symbolic link (give the directory itself)" : std::strerror(e)) << "\n";
     return kExitUsage;
   }
   const std::optional<std::vector<std::string>> names = List(dirfd);

@@ -843,6 +843,38 @@ TEST(CliHostile, CleanNamesWhatItCannotRemove) {
   EXPECT_TRUE(fs::exists(o / (dead + "stuck2") / "f"));
 }
 
+// DIR given as a symbolic link is refused as one, with or without
+// trailing slashes, however short its name ("L/" is two characters; open()
+// would follow "L/" despite O_NOFOLLOW): nothing behind the link is
+// touched. Before, the message was open()'s ENOTDIR, "Not a directory".
+TEST(CliHostile, CleanRefusesALinkWithOrWithoutSlashes) {
+  TempDir tmp;
+  const fs::path real = tmp.path() / "real";
+  const fs::path left = real / (std::string(kDeadTemporary) + "abcdef");
+  fs::create_directory(real);
+  WriteFile(left, "x");
+  fs::create_directory_symlink(real, tmp.path() / "L");
+  const std::string where = tmp.path();
+  for (const char* dir : {"L", "L/", "L//"}) {
+    const Ran r = RunKilnWith({"clean", "--min-age", "0", dir}, -1, -1, [&where] {
+      if (::chdir(where.c_str()) != 0) ::_exit(126);
+    });
+    EXPECT_EQ(r.code(), 2) << dir << ": " << r.err;
+    EXPECT_EQ(r.err, "kiln clean: L: is a symbolic link (give the directory itself)\n") << dir;
+  }
+  EXPECT_TRUE(fs::exists(left));
+  // Not a link: the reason open() gave.
+  WriteFile(tmp.path() / "f", "x");
+  for (const auto& [dir, why] :
+       {std::pair{"f", "Not a directory"}, std::pair{"missing", "No such file or directory"}}) {
+    const Ran r = RunKilnWith({"clean", dir}, -1, -1, [&where] {
+      if (::chdir(where.c_str()) != 0) ::_exit(126);
+    });
+    EXPECT_EQ(r.code(), 2) << dir;
+    EXPECT_EQ(r.err, std::string("kiln clean: ") + dir + ": " + why + "\n");
+  }
+}
+
 // With descriptors running out (RLIMIT_NOFILE from 3 to 32) kiln clean
 // lists and removes, or stops with the reason, exit 2: at the limit where
 // DIR opens but its listing's descriptor does not, "cannot list: Too many

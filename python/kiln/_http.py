@@ -13,8 +13,10 @@ Here every such answer is OSError(EIO), never bytes:
   and `If-Range` (the strong ETag, else Last-Modified), and its answer must
   be 206 with `Content-Range: bytes A-B/SIZE`, a Content-Length of exactly
   B-A+1, no Content-Encoding other than identity, and the ETag and
-  Last-Modified the HEAD gave (a file replaced between two requests is
-  caught, never read as a mix of two versions);
+  Last-Modified the HEAD gave, or none where it gave none (a file replaced
+  between two requests is caught, never read as a mix of two versions);
+- a reply with a header line that has no colon is refused (http.client
+  would drop the headers after it);
 - every request has a deadline (`timeout` seconds, headers and body), and a
   server silent for `idle_timeout` seconds is given up; a body is read only
   up to its declared length (an endless body costs nothing past it).
@@ -92,6 +94,16 @@ class _StrictResponse(http.client.HTTPResponse):
                                             % line.rstrip(b"\r\n")[:160])
         reason = (m.group(3) or b"").decode("iso-8859-1").rstrip(" \t")
         return m.group(1).decode("ascii"), int(m.group(2)), reason
+
+    def begin(self):
+        """http.client ends the header section at the first line that is not
+        a header (no colon) and drops, without an error, every header after
+        it: a Content-Encoding or ETag there would go unseen. Such a reply is
+        refused, as curl refuses it for `kiln validate URL`."""
+        super().begin()
+        if self.msg.defects:
+            raise http.client.HTTPException(
+                "a header line without a colon (%s)" % type(self.msg.defects[0]).__name__)
 
 
 class HTTPRangeFile(io.RawIOBase):
@@ -295,8 +307,10 @@ class HTTPRangeFile(io.RawIOBase):
         length = _field(resp, "Content-Length")
         if not _decimal(length) or int(length) != last - offset + 1:
             raise _eio(f"{where}: Content-Length {length!r}, expected {last - offset + 1}")
+        # A validator that appeared, vanished or changed since the HEAD: the
+        # HEAD and this reply may describe two versions of the file.
         for name, was in (("ETag", self._etag), ("Last-Modified", self._last_modified)):
             now = _field(resp, name)
-            if was is not None and now != was:
+            if now != was:
                 raise _eio(f"{where}: {name} {now!r}, {was!r} when the file was opened "
                            "(the file changed)")

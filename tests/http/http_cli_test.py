@@ -341,7 +341,77 @@ def test_hostile(kiln, golden):
     r = run(kiln, "validate", "ftp://127.0.0.1/x.klnt")
     if r.returncode != 2 or b"ftp" not in r.stderr:
         fail("ftp URL: %d %r" % (r.returncode, r.stderr))
+    test_faults(kiln, body)
     print("hostile: %d modes x 2 blocks x 2 commands" % len(servers.HOSTILE_MODES))
+
+
+def faulted(kiln, args, **variables):
+    """kiln ARGS with tests/support/fault_preload.cc preloaded (its path in
+    KILN_FAULT_PRELOAD, set by ctest) and its variables set."""
+    preload = os.environ.get("KILN_FAULT_PRELOAD")
+    if not preload or not os.path.exists(preload):
+        fail("KILN_FAULT_PRELOAD names no library: %r" % preload)
+        return None
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    env = dict(os.environ, LD_PRELOAD=preload, **variables,
+               ASAN_OPTIONS=(asan + ":" if asan else "") + "verify_asan_link_order=0")
+    return subprocess.run([kiln, *args], capture_output=True, timeout=60, env=env)
+
+
+def test_faults(kiln, body):
+    """What only a fault placed in kiln's process shows: every curl handle
+    and header list kiln makes is freed, whatever the server did (a leak the
+    default build cannot see otherwise); curl_easy_init and the header list's
+    allocation failing are I/O errors; a connection that never completes
+    (a listening socket whose queue is full drops the handshake) is given
+    up after --idle-timeout seconds, and the message says so."""
+    with tempfile.TemporaryDirectory(prefix="kiln-faults-") as tmp:
+        ledger = os.path.join(tmp, "ledger")
+        for mode in ("good", "404", "changes", "ignore-range", "short-close"):
+            for cmd in ("validate", "inspect"):
+                if os.path.exists(ledger):
+                    os.remove(ledger)
+                with servers.Hostile(mode, body) as h:
+                    r = faulted(kiln, [cmd, "--idle-timeout", str(IDLE), h.url],
+                                KILN_TEST_CURL_LEDGER=ledger)
+                if r is None:
+                    return
+                want = 0 if mode == "good" else 2
+                got = open(ledger).read() if os.path.exists(ledger) else None
+                if r.returncode != want or got != "easy 1 1\nslist 1 1\n":
+                    fail("%s %s: exit %d, curl handles and lists made and freed %r (want 1 "
+                         "each): %r" % (mode, cmd, r.returncode, got, r.stderr[:300]))
+    for fault, says in (("curl_easy_init:1:12", b"cannot start an HTTP client "
+                                                b"(curl_easy_init failed)\n"),
+                        ("curl_slist_append:1:12", b": out of memory\n")):
+        with servers.Hostile("good", body) as h:
+            r = faulted(kiln, ["validate", h.url], KILN_TEST_FAIL=fault)
+        if r.returncode != 2 or r.stdout or not r.stderr.endswith(says):
+            fail("%s: exit %d %r %r" % (fault, r.returncode, r.stdout, r.stderr[:300]))
+    # A listening socket with a backlog of 0 takes one connection into its
+    # queue; while nobody accepts it, the kernel drops the next handshakes.
+    import socket
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        queued = []
+        for _ in range(3):
+            c = socket.socket()
+            c.setblocking(False)
+            c.connect_ex(("127.0.0.1", port))
+            queued.append(c)
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        r = run(kiln, "validate", "--idle-timeout", "1", "http://127.0.0.1:%d/x.klnt" % port,
+                timeout=60)
+        took = time.monotonic() - t0
+        for c in queued:
+            c.close()
+    if r.returncode != 2 or r.stdout or b": timed out (connect timeout 1 s): " not in r.stderr \
+            or took > 10:
+        fail("a connect that never completes, --idle-timeout 1: exit %d in %.1f s, %r"
+             % (r.returncode, took, r.stderr[:300]))
 
 
 # ---- mutants ---------------------------------------------------------------

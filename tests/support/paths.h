@@ -16,9 +16,9 @@ namespace kiln::testing {
 [[nodiscard]] const char* KilnBinary();
 // tests/formats/ (the NumPy and independent writers' scripts).
 [[nodiscard]] const char* FormatsFixtures();
-// support/truncate_on_map.cc built as an LD_PRELOAD library ("" without the
+// support/fault_preload.cc built as an LD_PRELOAD library ("" without the
 // command).
-[[nodiscard]] const char* TruncateOnMapLibrary();
+[[nodiscard]] const char* FaultPreloadLibrary();
 // support/peak_rss.cc: runs a command and reports its peak RSS, forked from
 // a small process ("" without the command).
 [[nodiscard]] const char* PeakRssLauncher();

@@ -98,7 +98,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # kiln validate/inspect URL (cli/remote_file.cc) is run only by the tests
 # against nginx and the hostile server (tests/http; absent from a build
 # without libcurl, and then left out).
-HTTP_TESTS = "ctest:^http_(sparse_10g|mutants|golden|hostile)$=kiln"
+HTTP_TESTS = "ctest:^http_(sparse_10g|mutants|golden|hostile)$=kiln,kiln_fault_preload"
 # Files only some of their folder's tests run: those go first (the folder's
 # other tests still run before a mutant is called a survivor).
 FIRST = {"cli/remote_file.cc": HTTP_TESTS, "cli/remote_file.h": HTTP_TESTS}
@@ -739,6 +739,17 @@ def reusable(row, listing, tests_now):
     return row["tests"] == tests_now
 
 
+def ledger_choice(row, listing, tests_now, retest=False, unmeasured=False):
+    """What a run does with a chosen mutant and its ledger row (or None):
+    "run" it, "reuse" the row (reported, not run), or "skip" it (--unmeasured:
+    a measured mutant is neither run nor reported)."""
+    if row and unmeasured and row["result"] != "pending":
+        return "skip"
+    if row and not retest and reusable(row, listing, tests_now):
+        return "reuse"
+    return "run"
+
+
 _LISTED = {}
 
 
@@ -818,6 +829,9 @@ def main():
                     help="skip mutants the ledger (default mutation/ledger.tsv) records as "
                          "still standing, and record the results in it")
     ap.add_argument("--retest", action="store_true", help="with --ledger: run every mutant")
+    ap.add_argument("--unmeasured", action="store_true",
+                    help="with --ledger: only the mutants it lacks or holds as pending (a "
+                         "survivor is not run again for tests added since it survived)")
     ap.add_argument("--budget", type=float, default=0.0, metavar="SECONDS",
                     help="start no mutant after this many seconds (0: no limit); those left "
                          "are listed as not measured (the gate's mutants run first)")
@@ -918,7 +932,7 @@ def main():
     base_commit = (ledger_commit(ledger_path) if ledger_path else None) or head[:12]
     complete = []  # [True] once such a run has measured its last mutant
     whole = args.changed == "ledger" or not (args.changed or args.sample or args.folder
-                                             or args.only)
+                                             or args.only or args.unmeasured)
     # The test runs the chosen mutants need, in a fixed order.
     needed = []
     for rel, _, _, _ in chosen:
@@ -990,9 +1004,10 @@ def main():
         todo = []
         for m in chosen:
             row = rows.get(keys[m])
-            if row and not args.retest and reusable(row, listing, tests_now):
+            choice = ledger_choice(row, listing, tests_now, args.retest, args.unmeasured)
+            if choice == "reuse":
                 results.append((m[0], m[1], m[2], row["result"], row["detail"], True))
-            else:
+            elif choice == "run":
                 todo.append(m)
         if len(todo) < len(chosen):
             print("%d of %d mutants stand as the ledger records them" % (

@@ -133,6 +133,19 @@ class Selection(unittest.TestCase):
         self.assertFalse(mutate.reusable(row, {}, "t"))
         self.assertTrue(mutate.reusable(dict(row, result="equivalent"), {}, "t"))
 
+    def test_unmeasured_runs_only_what_the_ledger_lacks_or_holds_pending(self):
+        survived = {"result": "survived", "detail": "", "tests": "old", "file": "cli/x.cc"}
+        pending = dict(survived, result="pending")
+        choice = mutate.ledger_choice
+        # A survivor measured with other tests runs again, unless --unmeasured.
+        self.assertEqual(choice(survived, {}, "new"), "run")
+        self.assertEqual(choice(survived, {}, "old"), "reuse")
+        self.assertEqual(choice(survived, {}, "new", unmeasured=True), "skip")
+        self.assertEqual(choice(survived, {}, "old", retest=True, unmeasured=True), "skip")
+        for flags in ({}, {"unmeasured": True}, {"retest": True}):
+            self.assertEqual(choice(None, {}, "new", **flags), "run")
+            self.assertEqual(choice(pending, {}, "old", **flags), "run")
+
     def test_a_kill_stands_while_its_test_is_listed_parameterized_or_not(self):
         listing = {"A.One": ([], "."), "R/T.Reports/O1_Len  # GetParam() = O1_Len": ([], ".")}
         row = {"result": "killed", "detail": "R/T.Reports/O1_Len", "tests": "old"}

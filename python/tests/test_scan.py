@@ -181,6 +181,7 @@ HOSTILE = {
     "later-503": "HTTP 503", "later-no-range": "Content-Range None",
     "later-short": "Content-Length '63'", "later-nolen": "Content-Length None",
     "colonless": "a header line without a colon", "etag-appears": "ETag '\"v1\"', None when",
+    "trickle-bad": "instead", "trickle-long": "Content-Length None",
 }
 
 
@@ -189,7 +190,7 @@ HOSTILE = {
 # no-reason, tight) and page-416* (they differ from good only for an empty
 # file).
 CONTROLS = ("good", "redirect-once", "ows", "zeros", "no-reason", "page-416", "page-416-long",
-            "tight")
+            "page-416-trickle", "tight")
 
 
 def test_hostile_servers_are_error_rows(client):

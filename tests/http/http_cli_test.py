@@ -227,10 +227,15 @@ EXPECT = {
     "later-no-range": b"the server's partial reply has no Content-Range",
     "later-short": b"the server announced Content-Length ",
     "two-etags-first": b"the server sent two different etag headers",
+    "trickle-bad": b"Content-Range: bytes 1-64/",
+    "trickle-long": b"the server sent more bytes than asked for bytes 0-63 (64 bytes asked)",
 }
 # page-416 and page-416-long differ only for an empty file (below).
 BEHAVES = ("good", "redirect-once", "ows", "zeros", "no-reason", "page-416", "page-416-long",
-           "tight", "later-nolen")
+           "tight", "later-nolen", "page-416-trickle")
+# Modes whose refused reply goes on one byte per write: kiln must stop
+# reading at once (curl hands it each byte alone), never read on to the end.
+TRICKLES = ("trickle-bad", "trickle-long")
 
 
 def test_hostile(kiln, golden):
@@ -254,9 +259,16 @@ def test_hostile(kiln, golden):
                 # A server per run: "changes" changes after its first request.
                 with servers.Hostile(mode, body) as bad:
                     t0 = time.monotonic()
-                    r = run(kiln, *cmd, "--idle-timeout", str(IDLE), bad.url, timeout=60)
+                    # A trickle is 50 bytes/s: under curl's low-speed limit, which
+                    # would stop a kiln that reads on before the trickle ends.
+                    idle = 10 if mode in TRICKLES else IDLE
+                    r = run(kiln, *cmd, "--idle-timeout", str(idle), bad.url, timeout=60)
                     took = time.monotonic() - t0
+                    trickle = bad.trickle_end() if mode in TRICKLES else None
                 what = "%s %s %s" % (name, mode, cmd[0])
+                if mode in TRICKLES and trickle != "cut":
+                    fail("%s: the trickled body ended %r: kiln read on after it refused the "
+                         "reply" % (what, trickle))
                 if mode in BEHAVES:
                     if cmd == ["validate"] and (r.returncode != want.returncode or
                                                 r.stdout.replace(bad.url.encode(), b"<F>")
@@ -302,16 +314,20 @@ def test_hostile(kiln, golden):
                 fail("%d-byte file: requests %r, want one GET" % (len(body), statuses))
         # The empty file's 416 with an error page: a page of 64 KiB is
         # discarded and the verdict is the file's; one byte more is refused.
-        for mode in ("page-416", "page-416-long"):
+        # A page that goes on one byte per write past 64 KiB: the same, and
+        # kiln stops at the first byte too many.
+        for mode in ("page-416", "page-416-long", "page-416-trickle"):
             with servers.Hostile(mode, b"") as h:
                 r = run(kiln, "validate", h.url)
+                trickle = h.trickle_end() if mode == "page-416-trickle" else "cut"
             if mode == "page-416":
                 ok = r.returncode == 1 and b"FRAME H1 at byte 0: buffer holds 0 bytes" in r.stdout
             else:
-                ok = r.returncode == 2 and not r.stdout and \
+                ok = r.returncode == 2 and not r.stdout and trickle == "cut" and \
                     b"the server's error page goes on past 64 KiB" in r.stderr
             if not ok:
-                fail("empty file, %s: exit %d %r %r" % (mode, r.returncode, r.stdout, r.stderr))
+                fail("empty file, %s: exit %d %r %r (trickle: %r)" % (mode, r.returncode, r.stdout,
+                                                                     r.stderr, trickle))
     # A connection refused: exit 2 at once.
     with servers.Hostile("good", b"") as h:
         closed = h.url  # nothing listens there once the block ends

@@ -105,6 +105,18 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
                     ...: no colon; curl refuses the reply, "Header without
                     colon", before kiln's header callback sees the line)
                     total "*" ("bytes 0-63/*")
+    "trickle-bad"   206 whose Content-Range starts a byte late (as wrong-start),
+                    its body then sent one byte per write, 20 ms apart, with
+                    250 bytes more than the range: a reader that refused the
+                    reply must stop at its first byte, not read on
+    "trickle-long"  206 with the asked Content-Range and no Content-Length,
+                    the part at once, then 250 bytes more, one byte per write
+    "page-416-trickle" behaves; the 416 that says a file is empty carries an
+                    error page of 64 KiB at once and then 250 bytes more,
+                    one byte per write
+    For the trickle modes, `trickle` says how the body ended: "cut" (the
+    client went away first), "whole" (every byte was sent); trickle_end()
+    waits for it.
 
 `size` of the ranged replies is len(body). The server runs in threads; the
 block stops it (open connections are closed, dripping threads end).
@@ -295,8 +307,9 @@ HOSTILE_MODES = (
     "no-size", "ows", "zeros", "junk-number", "status-space", "status-suffix", "no-reason",
     "colonless", "page-416", "page-416-long", "etag-appears", "two-etags",
     "later-200", "later-503", "later-no-range", "later-short", "two-etags-first", "tight",
-    "later-nolen",
+    "later-nolen", "trickle-bad", "trickle-long", "page-416-trickle",
 )
+TRICKLE_BYTES = 250  # the bytes past what a trickle mode's reply may hold
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
 _DATE_V1 = email.utils.formatdate(1_700_000_000, usegmt=True)
@@ -426,6 +439,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 page = b"x" * (65536 if mode == "page-416" else 65537)
                 return self._send(416, [("Content-Range", "bytes */%d" % size),
                                         ("Content-Length", str(len(page)))], page)
+            if mode == "page-416-trickle":
+                page = b"x" * 65536
+                self._send(416, [("Content-Range", "bytes */%d" % size),
+                                 ("Content-Length", str(len(page) + TRICKLE_BYTES))], page)
+                return self._trickle(b"x" * TRICKLE_BYTES)
             return self._send(416, [("Content-Range", "bytes */%d" % size),
                                     ("Content-Length", "0")], head=True)
         part = body[first:last + 1]
@@ -436,7 +454,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             total = str(size + 1000)
         elif mode == "junk-number" and n > 1:
             total = str(size) + "x"
-        elif mode == "wrong-start":
+        elif mode in ("wrong-start", "trickle-bad"):
             cr_first, cr_last = first + 1, last + 1
         elif mode == "no-size":
             total = "*"
@@ -456,6 +474,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if mode == "endless":
                 return self._endless()
             return self._drip(part, mode == "stall")
+        if mode == "trickle-bad":
+            self._send(206, common + [cr, ("Content-Length", str(len(part) + TRICKLE_BYTES))])
+            return self._trickle(part + b"\0" * TRICKLE_BYTES)
+        if mode == "trickle-long":
+            self._send(206, common + [cr, ("Connection", "close")], part)
+            return self._trickle(b"\0" * TRICKLE_BYTES)
         if mode == "later-nolen" and n > 1:  # the whole part, delimited by the close
             self._send(206, common + [cr, ("Connection", "close")], part)
             self.close_connection = True
@@ -479,6 +503,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(chunk)
         except OSError:
             pass
+
+    def _trickle(self, data):
+        """One byte per write, 20 ms apart (a client that is waiting for it
+        sees each byte alone, even on a busy machine), whether or not the
+        server is stopping (at most about 6 s: a client that reads on is what
+        is measured);
+        the owner's `trickle` says how it ended."""
+        self.close_connection = True
+        owner = self.server.owner
+        how = "whole"
+        try:
+            for b in data:  # the pause first: the byte never joins what came before
+                time.sleep(0.02)
+                self.wfile.write(bytes([b]))
+                self.wfile.flush()
+        except OSError:
+            how = "cut"
+        with owner.lock:
+            owner.trickle = how
+        owner.trickled.set()
 
     def _drip(self, part, stall):
         self.close_connection = True
@@ -508,9 +552,18 @@ class Hostile:
         self.requests = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()
+        self.trickle = None
+        self.trickled = threading.Event()
         self.url = None
         self._server = None
         self._thread = None
+
+    def trickle_end(self, timeout=15):
+        """How a trickle mode's body ended ("cut" or "whole"), once it has;
+        None if no trickle ended within `timeout` seconds."""
+        self.trickled.wait(timeout)
+        with self.lock:
+            return self.trickle
 
     def __enter__(self):
         self._server = _Server(self)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -1610,6 +1611,81 @@ TEST(CliHostile, UnpackForceWhoseFallbackRenameFailsKeepsTheEarlierDirectory) {
     // alone says whether DIR was replaced).
     EXPECT_EQ(ReadAll(tmp.path() / "out"), "unpacked 1 tensors into " + target.string() + "\n")
         << c.fail;
+  }
+}
+
+// A stream whose O_NONBLOCK kiln cannot clear (fcntl(F_SETFL) fails: a
+// descriptor it may not change) is waited for with poll(): read whole when
+// the writer delivers it in pieces, given up on after --idle-timeout when
+// the writer goes silent; never "Resource temporarily unavailable". A read
+// that fails otherwise (EIO, the first) is an I/O error, not waited for.
+TEST(CliHostile, StreamThatStaysNonBlockingIsPolled) {
+  TempDir tmp;
+  const std::string block = BigBlock(1 << 20);
+  enum class Writer { kPieces, kSilent, kReadFails, kPollFails };
+  // The failing calls last: a sanitizer runtime resolves read() and poll()
+  // itself, and a hook that did not run skips the rest of the test there.
+  for (const Writer how :
+       {Writer::kPieces, Writer::kSilent, Writer::kReadFails, Writer::kPollFails}) {
+    const bool silent = how == Writer::kSilent;
+    int p[2] = {-1, -1};
+    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    ASSERT_EQ(::fcntl(p[0], F_SETFL, O_NONBLOCK), 0);  // kiln's end: shared with kiln
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+      // A kiln that stopped reading early makes write() fail (EPIPE), not
+      // kill the test: SIGPIPE is blocked in this thread.
+      sigset_t pipe_signal;
+      sigemptyset(&pipe_signal);
+      sigaddset(&pipe_signal, SIGPIPE);
+      pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+      // In pieces, so kiln finds the pipe empty between them; or 100 bytes
+      // and then silence until kiln is done.
+      const std::size_t piece = silent ? 100 : 64 << 10;
+      const std::size_t end = silent ? piece : block.size();
+      for (std::size_t at = 0; at < end; at += piece) {
+        if (::write(p[1], block.data() + at, std::min(piece, end - at)) < 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      while (silent && !done) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ::close(p[1]);
+    });
+    const fs::path log = tmp.path() / "log";
+    fs::remove(log);
+    const Ran r = [&] {
+      const int fd = ::open((tmp.path() / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      const Ran ran = RunKilnWith({"validate", "--idle-timeout", "1", "-"}, p[0], fd, [&] {
+        ::setenv("LD_PRELOAD", testing::FaultPreloadLibrary(), 1);
+        ::setenv("KILN_TEST_FAULT_LOG", log.c_str(), 1);
+        const char* fail = how == Writer::kReadFails   ? "fcntl_setfl:0:1;read:1:5"
+                           : how == Writer::kPollFails ? "fcntl_setfl:0:1;poll:1:12"
+                                                       : "fcntl_setfl:0:1";
+        ::setenv("KILN_TEST_FAIL", fail, 1);
+        ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+      });
+      ::close(fd);
+      return ran;
+    }();
+    done = true;
+    ::close(p[0]);  // a writer blocked on a full pipe is freed (EPIPE)
+    writer.join();
+    KILN_REQUIRE_HOOK(log, "fcntl_setfl");
+    if (how == Writer::kReadFails) {
+      KILN_REQUIRE_HOOK(log, "read");
+      EXPECT_EQ(r.code(), 2) << r.err;
+      EXPECT_EQ(r.err, "kiln: -: read: Input/output error\n");
+    } else if (how == Writer::kPollFails) {  // the wait itself fails (ENOMEM)
+      KILN_REQUIRE_HOOK(log, "poll");
+      EXPECT_EQ(r.code(), 2) << r.err;
+      EXPECT_EQ(r.err, "kiln: -: read: Cannot allocate memory\n");
+    } else if (silent) {
+      EXPECT_EQ(r.code(), 2) << r.err;
+      EXPECT_EQ(r.err, "kiln: -: no data for 1 s (--idle-timeout); gave up\n");
+    } else {
+      EXPECT_EQ(r.code(), 0) << r.err;
+      EXPECT_EQ(r.err, "");
+      EXPECT_EQ(ReadAll(tmp.path() / "out").rfind("-: ok", 0), 0u) << ReadAll(tmp.path() / "out");
+    }
   }
 }
 

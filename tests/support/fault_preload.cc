@@ -15,6 +15,7 @@
 //   FUNC fails with ERRNO; with PATH, only calls whose (destination) path is
 //   PATH count. FUNC: rename, renameat2 (PATH: the new name), fdopendir,
 //   readdir (returns NULL: the end of a listing that failed part way),
+//   fcntl_setfl (fcntl(F_SETFL): flags that cannot be changed), read, poll,
 //   curl_easy_init, curl_slist_append (a failed allocation).
 // KILN_TEST_RENAME_BEFORE_OPENAT="N:NAME:FROM>TO[:FROM>TO...]": before the
 //   Nth openat() whose path argument is NAME, renames FROM to TO (each pair
@@ -28,6 +29,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -220,6 +222,17 @@ mode_t ModeOf(int flags, std::va_list args) {
              : 0;
 }
 
+int Fcntl(int fd, int cmd, unsigned long arg, const char* name) {
+  using FcntlFn = int (*)(int, int, ...);
+  static const auto real = Next<FcntlFn>(name);
+  int error = 0;
+  if (cmd == F_SETFL && Fails("fcntl_setfl", nullptr, &error)) {
+    errno = error;
+    return -1;
+  }
+  return real(fd, cmd, arg);
+}
+
 dirent* Readdir(DIR* d, const char* name) {
   using ReaddirFn = dirent* (*)(DIR*);
   static const auto real = Next<ReaddirFn>(name);
@@ -263,6 +276,40 @@ __attribute__((visibility("default"))) int openat64(int dirfd, const char* path,
   const mode_t mode = ModeOf(flags, args);
   va_end(args);
   return Openat(dirfd, path, flags, mode, "openat64");
+}
+// The third argument, when there is one, is an int or a pointer: passed on
+// as the register it came in.
+__attribute__((visibility("default"))) int fcntl(int fd, int cmd, ...) {
+  std::va_list args;
+  va_start(args, cmd);
+  const unsigned long arg = va_arg(args, unsigned long);
+  va_end(args);
+  return Fcntl(fd, cmd, arg, "fcntl");
+}
+__attribute__((visibility("default"))) int fcntl64(int fd, int cmd, ...) {
+  std::va_list args;
+  va_start(args, cmd);
+  const unsigned long arg = va_arg(args, unsigned long);
+  va_end(args);
+  return Fcntl(fd, cmd, arg, "fcntl64");
+}
+__attribute__((visibility("default"))) ssize_t read(int fd, void* buf, std::size_t n) {
+  static const auto real = Next<ssize_t (*)(int, void*, std::size_t)>("read");
+  int error = 0;
+  if (Fails("read", nullptr, &error)) {
+    errno = error;
+    return -1;
+  }
+  return real(fd, buf, n);
+}
+__attribute__((visibility("default"))) int poll(pollfd* fds, nfds_t n, int timeout_ms) {
+  static const auto real = Next<int (*)(pollfd*, nfds_t, int)>("poll");
+  int error = 0;
+  if (Fails("poll", nullptr, &error)) {
+    errno = error;
+    return -1;
+  }
+  return real(fds, n, timeout_ms);
 }
 __attribute__((visibility("default"))) int rename(const char* from, const char* to) {
   static const auto real = Next<int (*)(const char*, const char*)>("rename");

@@ -182,6 +182,7 @@ HOSTILE = {
     "later-short": "Content-Length '63'", "later-nolen": "Content-Length None",
     "colonless": "a header line without a colon", "etag-appears": "ETag '\"v1\"', None when",
     "trickle-bad": "instead", "trickle-long": "Content-Length None",
+    "later-empty-503": "HTTP 503", "later-short-nolen": "Content-Length None",
 }
 
 

@@ -24,6 +24,7 @@ import concurrent.futures
 import json
 import os
 import random
+import re
 import struct
 import subprocess
 import sys
@@ -191,12 +192,12 @@ def test_sparse(kiln, _golden):
 IDLE = 2  # --idle-timeout in the hostile runs
 # mode -> a piece of the message that names the fault
 EXPECT = {
-    "ignore-range": b"ignored the range request",
+    "ignore-range": b"ignored the range request for bytes 0-63 (HTTP 200)\n",
     "wrong-total": b"Content-Range: bytes 64-",
     "wrong-start": b"Content-Range: bytes 1-64/",
     "short": b"announced Content-Length 63 for 64 bytes",
     "short-close": b"transfer closed",
-    "short-nolen": b"sent 63 of the 64 bytes asked",
+    "short-nolen": b"sent 63 of the 64 bytes asked for bytes 0-63\n",
     "long": b"announced Content-Length 80 for 64 bytes",
     "long-nolen": b"the server sent more bytes than asked for bytes 0-63 (64 bytes asked)",
     "gzip": b"Content-Encoding: gzip",
@@ -210,7 +211,7 @@ EXPECT = {
     "redirect-loop": b"more than 5 redirects",
     "redirect-file": b"only http:// and https:// are followed",
     "redirect-ftp": b"only http:// and https:// are followed",
-    "404": b"answered HTTP 404",
+    "404": b"answered HTTP 404 to a request for bytes 0-63\n",
     "429": b"answered HTTP 429 to a request for bytes 0-",
     "500": b"answered HTTP 500",
     "no-size": b"Content-Range: bytes 0-63/* for bytes 0-63",
@@ -228,6 +229,8 @@ EXPECT = {
     "later-short": b"the server announced Content-Length ",
     "two-etags-first": b"the server sent two different etag headers",
     "trickle-bad": b"Content-Range: bytes 1-64/",
+    "later-empty-503": b"the server answered HTTP 503 to a request for bytes 64-",
+    "later-short-nolen": b"bytes asked for bytes 64-",
     "trickle-long": b"the server sent more bytes than asked for bytes 0-63 (64 bytes asked)",
 }
 # page-416 and page-416-long differ only for an empty file (below).
@@ -283,6 +286,12 @@ def test_hostile(kiln, golden):
                     fail("%s: stderr %r" % (what, r.stderr[:300]))
                 if EXPECT[mode] not in r.stderr:
                     fail("%s: stderr %r lacks %r" % (what, r.stderr[:300], EXPECT[mode]))
+                short = re.search(rb"sent ([0-9]+) of the ([0-9]+) bytes asked for bytes 64-([0-9]+)\n",
+                                  r.stderr)
+                if mode == "later-short-nolen" and not (
+                        short and int(short[1]) + 1 == int(short[2]) == int(short[3]) - 63):
+                    fail("%s: stderr %r does not say one byte of the range was missing"
+                         % (what, r.stderr))
                 if mode in ("wrong-total", "junk-number") and \
                         not r.stderr.endswith(b" (the size it gave first)\n"):
                     fail("%s: stderr %r does not end with the size it gave" % (what, r.stderr))
@@ -358,7 +367,57 @@ def test_hostile(kiln, golden):
     if r.returncode != 2 or b"ftp" not in r.stderr:
         fail("ftp URL: %d %r" % (r.returncode, r.stderr))
     test_faults(kiln, body)
+    test_requests(kiln, golden)
     print("hostile: %d modes x 2 blocks x 2 commands" % len(servers.HOSTILE_MODES))
+
+
+def test_requests(kiln, golden):
+    """What kiln asks for: every request after the first carries If-Range
+    (the strong ETag, else the Last-Modified date: changes-lm has no ETag),
+    and goes where a redirect ended (the 302 is followed once). A server
+    that ignores Range is taken at its word for a file of at most the 64
+    bytes asked (a 200 with the whole file), whose verdict is the file's;
+    one more byte is refused."""
+    with open(os.path.join(golden, "cases", "kiln-v2-f32.klnt"), "rb") as f:
+        body = f.read()
+    for mode, want in (("good", '"v1"'), ("changes-lm", servers._DATE_V1),
+                       ("redirect-once", '"v1"')):
+        with servers.Hostile(mode, body) as h:
+            r = run(kiln, "validate", h.url)
+            log = list(h.requests)
+        later = log[2:] if mode == "redirect-once" else log[1:]
+        if mode != "changes-lm" and r.returncode != 0:
+            fail("%s: exit %d %r" % (mode, r.returncode, r.stderr[:300]))
+        if not later or any(headers.get("If-Range") != want for _, _, headers in later):
+            fail("%s: If-Range of the later requests %r, want %r"
+                 % (mode, [headers.get("If-Range") for _, _, headers in later], want))
+        if mode == "redirect-once" and [p for _, p, _ in log[1:]] != ["/real.klnt"] * (len(log) - 1):
+            fail("redirect-once: requests %r (the redirect followed more than once)"
+                 % [p for _, p, _ in log])
+    with tempfile.TemporaryDirectory(prefix="kiln-whole-") as tmp:
+        for size in (10, 64, 65):
+            data = body[:size]
+            path = os.path.join(tmp, "f.klnt")
+            with open(path, "wb") as f:
+                f.write(data)
+            want = run(kiln, "validate", path)
+            with servers.Hostile("ignore-range", data) as h:
+                r = run(kiln, "validate", h.url)
+            if size <= 64:
+                ok = r.returncode == want.returncode and \
+                    r.stdout.replace(h.url.encode(), b"<F>") == want.stdout.replace(
+                        path.encode(), b"<F>")
+            else:
+                ok = r.returncode == 2 and not r.stdout and EXPECT["ignore-range"] in r.stderr
+            if not ok:
+                fail("a %d-byte file, Range ignored: exit %d %r %r (file: %r)"
+                     % (size, r.returncode, r.stdout, r.stderr[:300], want.stdout))
+    # The second header list (If-Range) cannot be made: out of memory.
+    with servers.Hostile("good", body) as h:
+        r = faulted(kiln, ["validate", h.url], KILN_TEST_FAIL="curl_slist_append:2:12")
+    if r is not None and (r.returncode != 2 or r.stdout or
+                          not r.stderr.endswith(b": out of memory\n")):
+        fail("If-Range out of memory: exit %d %r %r" % (r.returncode, r.stdout, r.stderr[:300]))
 
 
 def faulted(kiln, args, **variables):

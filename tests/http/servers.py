@@ -114,6 +114,10 @@ ETag ("v1") and Last-Modified as a well-behaved server does, except for what
     "page-416-trickle" behaves; the 416 that says a file is empty carries an
                     error page of 64 KiB at once and then 250 bytes more,
                     one byte per write
+    "later-empty-503" from the second request on, 503 with no body
+                    (Content-Length: 0): the reply is judged by its headers
+    "later-short-nolen" from the second request on, 206 without
+                    Content-Length, one byte short, delimited by the close
     For the trickle modes, `trickle` says how the body ended: "cut" (the
     client went away first), "whole" (every byte was sent); trickle_end()
     waits for it.
@@ -307,7 +311,8 @@ HOSTILE_MODES = (
     "no-size", "ows", "zeros", "junk-number", "status-space", "status-suffix", "no-reason",
     "colonless", "page-416", "page-416-long", "etag-appears", "two-etags",
     "later-200", "later-503", "later-no-range", "later-short", "two-etags-first", "tight",
-    "later-nolen", "trickle-bad", "trickle-long", "page-416-trickle",
+    "later-nolen", "trickle-bad", "trickle-long", "page-416-trickle", "later-empty-503",
+    "later-short-nolen",
 )
 TRICKLE_BYTES = 250  # the bytes past what a trickle mode's reply may hold
 
@@ -428,6 +433,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if not m or mode == "ignore-range" or stale or (mode == "changes-lm" and stale) or \
                 (mode == "later-200" and n > 1):
             return self._send(200, common + [("Content-Length", str(size))], body)
+        if mode == "later-empty-503" and n > 1:
+            return self._send(503, [("Content-Length", "0")], head=True)
         if mode == "later-503" and n > 1:
             text = b"busy\n"
             return self._send(503, [("Content-Length", str(len(text)))], text)
@@ -480,6 +487,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if mode == "trickle-long":
             self._send(206, common + [cr, ("Connection", "close")], part)
             return self._trickle(b"\0" * TRICKLE_BYTES)
+        if mode == "later-short-nolen" and n > 1:  # a byte short, delimited by the close
+            self._send(206, common + [cr, ("Connection", "close")], part[:-1])
+            self.close_connection = True
+            return None
         if mode == "later-nolen" and n > 1:  # the whole part, delimited by the close
             self._send(206, common + [cr, ("Connection", "close")], part)
             self.close_connection = True

@@ -75,6 +75,14 @@ Ran RunKilnWith(
   return r;
 }
 
+// RunKilnWith with `dir` as kiln's working directory (exit 126 if it cannot
+// be entered).
+Ran RunKilnIn(const std::string& dir, const std::vector<std::string>& args) {
+  return RunKilnWith(args, -1, -1, [&dir] {
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+  });
+}
+
 void WriteFile(const std::string& path, std::string_view bytes) {
   std::ofstream(path, std::ios::binary)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -857,9 +865,7 @@ TEST(CliHostile, CleanRefusesALinkWithOrWithoutSlashes) {
   fs::create_directory_symlink(real, tmp.path() / "L");
   const std::string where = tmp.path();
   for (const char* dir : {"L", "L/", "L//"}) {
-    const Ran r = RunKilnWith({"clean", "--min-age", "0", dir}, -1, -1, [&where] {
-      if (::chdir(where.c_str()) != 0) ::_exit(126);
-    });
+    const Ran r = RunKilnIn(where, {"clean", "--min-age", "0", dir});
     EXPECT_EQ(r.code(), 2) << dir << ": " << r.err;
     EXPECT_EQ(r.err, "kiln clean: L: is a symbolic link (give the directory itself)\n") << dir;
   }
@@ -868,9 +874,7 @@ TEST(CliHostile, CleanRefusesALinkWithOrWithoutSlashes) {
   WriteFile(tmp.path() / "f", "x");
   for (const auto& [dir, why] :
        {std::pair{"f", "Not a directory"}, std::pair{"missing", "No such file or directory"}}) {
-    const Ran r = RunKilnWith({"clean", dir}, -1, -1, [&where] {
-      if (::chdir(where.c_str()) != 0) ::_exit(126);
-    });
+    const Ran r = RunKilnIn(where, {"clean", dir});
     EXPECT_EQ(r.code(), 2) << dir;
     EXPECT_EQ(r.err, std::string("kiln clean: ") + dir + ": " + why + "\n");
   }
@@ -1253,9 +1257,7 @@ TEST(CliHostile, ConvertTellsNoFormatFromANameWithoutADot) {
   const std::string dir = tmp.path().string();
   fs::copy_file(std::string(testing::GoldenDir()) + "/cases/ok-named-llama-layer.klnt",
                 tmp / "klnt");
-  const Ran r = RunKilnWith({"convert", "klnt", "out.safetensors"}, -1, -1, [&dir] {
-    if (::chdir(dir.c_str()) != 0) ::_exit(126);
-  });
+  const Ran r = RunKilnIn(dir, {"convert", "klnt", "out.safetensors"});
   EXPECT_EQ(r.code(), 2) << r.err;
   EXPECT_TRUE(r.err.starts_with(
       "kiln convert: cannot tell the format of klnt from its extension: give --from or --to\n"))

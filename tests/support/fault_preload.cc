@@ -63,29 +63,32 @@ bool OpenOn(int fd, const char* path) {
   return std::strcmp(target, path) == 0;
 }
 
-// "SIZE:PATH": cuts PATH to SIZE when `fd` is open on PATH.
-void TruncateIfOpenOn(int fd, const char* spec) {
+// "SIZE:PATH": cuts PATH to SIZE.
+void Truncate(const char* spec) {
   const char* colon = std::strchr(spec, ':');
-  if (colon == nullptr || !OpenOn(fd, colon + 1)) return;
+  if (colon == nullptr) return;
   const int w = ::open(colon + 1, O_WRONLY | O_CLOEXEC);
   if (w < 0) return;
   if (::ftruncate(w, std::atoll(spec)) != 0) std::perror("fault_preload: ftruncate");
   ::close(w);
 }
 
+// KILN_TEST_TRUNCATE_ON_MAP: cuts PATH when `fd` (just mapped) is open on it.
 void TruncateIfTarget(int fd) {
   const char* spec = std::getenv("KILN_TEST_TRUNCATE_ON_MAP");
-  if (spec != nullptr) TruncateIfOpenOn(fd, spec);
+  const char* colon = spec == nullptr ? nullptr : std::strchr(spec, ':');
+  if (colon != nullptr && OpenOn(fd, colon + 1)) Truncate(spec);
 }
 
-// Counts the fstat() calls of descriptors open on the spec's PATH.
+// KILN_TEST_TRUNCATE_AFTER_FSTAT: counts the fstat() calls of descriptors
+// open on the spec's PATH; cuts it after the Nth.
 void TruncateAfterFstat(int fd) {
   static std::atomic<long> seen{0};
   const char* spec = std::getenv("KILN_TEST_TRUNCATE_AFTER_FSTAT");
   const char* rest = spec == nullptr ? nullptr : std::strchr(spec, ':');
   const char* path = rest == nullptr ? nullptr : std::strchr(rest + 1, ':');
   if (path == nullptr || !OpenOn(fd, path + 1)) return;
-  if (seen.fetch_add(1) + 1 == std::atol(spec)) TruncateIfOpenOn(fd, rest + 1);
+  if (seen.fetch_add(1) + 1 == std::atol(spec)) Truncate(rest + 1);
 }
 
 int Stat(int fd, struct stat* st) {

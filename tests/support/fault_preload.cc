@@ -26,6 +26,11 @@
 //   naming its FUNC (or "openat") to PATH, so a test tells a hook that did
 //   not run (a sanitizer runtime linked into kiln resolves some of these
 //   functions before a preloaded library can) from one kiln got past.
+// This library defines read() and poll(): with _FORTIFY_SOURCE (which
+// release flags may set) glibc's headers define inline checked versions of
+// both, and these would be redefinitions.
+#undef _FORTIFY_SOURCE
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>

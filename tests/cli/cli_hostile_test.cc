@@ -1422,12 +1422,13 @@ TEST(CliHostile, TricklingWriterIsNotGivenUpOn) {
 // ---- faults placed between kiln's own calls (support/fault_preload.cc) ----
 
 // Runs kiln with the fault library preloaded, `vars` set and the hooks'
-// log at `log`; stdout goes to `out` (a file).
+// log at `log`; stdout goes to `out` (a file), stdin comes from `in` (-1:
+// /dev/null).
 Ran RunKilnFaulted(const std::vector<std::string>& args,
                    const std::vector<std::pair<std::string, std::string>>& vars,
-                   const fs::path& log, const fs::path& out) {
+                   const fs::path& log, const fs::path& out, int in = -1) {
   const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  const Ran r = RunKilnWith(args, -1, fd, [&] {
+  const Ran r = RunKilnWith(args, in, fd, [&] {
     ::setenv("LD_PRELOAD", testing::FaultPreloadLibrary(), 1);
     ::setenv("KILN_TEST_FAULT_LOG", log.c_str(), 1);
     ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
@@ -1654,20 +1655,11 @@ TEST(CliHostile, StreamThatStaysNonBlockingIsPolled) {
     });
     const fs::path log = tmp.path() / "log";
     fs::remove(log);
-    const Ran r = [&] {
-      const int fd = ::open((tmp.path() / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      const Ran ran = RunKilnWith({"validate", "--idle-timeout", "1", "-"}, p[0], fd, [&] {
-        ::setenv("LD_PRELOAD", testing::FaultPreloadLibrary(), 1);
-        ::setenv("KILN_TEST_FAULT_LOG", log.c_str(), 1);
-        const char* fail = how == Writer::kReadFails   ? "fcntl_setfl:0:1;read:1:5"
-                           : how == Writer::kPollFails ? "fcntl_setfl:0:1;poll:1:12"
-                                                       : "fcntl_setfl:0:1";
-        ::setenv("KILN_TEST_FAIL", fail, 1);
-        ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
-      });
-      ::close(fd);
-      return ran;
-    }();
+    const char* fail = how == Writer::kReadFails   ? "fcntl_setfl:0:1;read:1:5"
+                       : how == Writer::kPollFails ? "fcntl_setfl:0:1;poll:1:12"
+                                                   : "fcntl_setfl:0:1";
+    const Ran r = RunKilnFaulted({"validate", "--idle-timeout", "1", "-"},
+                                 {{"KILN_TEST_FAIL", fail}}, log, tmp.path() / "out", p[0]);
     done = true;
     ::close(p[0]);  // a writer blocked on a full pipe is freed (EPIPE)
     writer.join();

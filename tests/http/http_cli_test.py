@@ -25,6 +25,7 @@ import json
 import os
 import random
 import re
+import socket
 import struct
 import subprocess
 import sys
@@ -55,6 +56,22 @@ def skip_if_unsupported(kiln):
     if b"not supported" in r.stderr:
         print("skipped: kiln was built without libcurl")
         sys.exit(SKIP)
+
+
+def file_and_url(kiln, tmp, data, mode):
+    """kiln validate on `data` written to a file in `tmp` and served by the
+    hostile server in `mode`: (the file's run, the URL's run, the methods of
+    the server's requests, whether exit and verdict agree but for the name)."""
+    path = os.path.join(tmp, "f.klnt")
+    with open(path, "wb") as f:
+        f.write(data)
+    want = run(kiln, "validate", path)
+    with servers.Hostile(mode, data) as h:
+        r = run(kiln, "validate", h.url)
+        methods = [m for m, _, _ in h.requests]
+    agree = r.returncode == want.returncode and \
+        r.stdout.replace(h.url.encode(), b"<F>") == want.stdout.replace(path.encode(), b"<F>")
+    return want, r, methods, agree
 
 
 def same(kiln, args, path, url, what):
@@ -307,16 +324,8 @@ def test_hostile(kiln, golden):
     # the size comes from the first reply; the verdict is the file's.
     with tempfile.TemporaryDirectory(prefix="kiln-short-") as tmp:
         for body in (b"", body[:10]):
-            path = os.path.join(tmp, "short.klnt")
-            with open(path, "wb") as f:
-                f.write(body)
-            want = run(kiln, "validate", path)
-            with servers.Hostile("good", body) as h:
-                r = run(kiln, "validate", h.url)
-                statuses = [m for m, _, _ in h.requests]
-            if (r.returncode != want.returncode or want.returncode != 1 or
-                    r.stdout.replace(h.url.encode(), b"<F>") !=
-                    want.stdout.replace(path.encode(), b"<F>")):
+            want, r, statuses, agree = file_and_url(kiln, tmp, body, "good")
+            if not agree or want.returncode != 1:
                 fail("%d-byte file: URL %r (exit %d, %r), file %r" % (
                     len(body), r.stdout, r.returncode, r.stderr, want.stdout))
             if statuses != ["GET"]:
@@ -396,17 +405,9 @@ def test_requests(kiln, golden):
                  % [p for _, p, _ in log])
     with tempfile.TemporaryDirectory(prefix="kiln-whole-") as tmp:
         for size in (10, 64, 65):
-            data = body[:size]
-            path = os.path.join(tmp, "f.klnt")
-            with open(path, "wb") as f:
-                f.write(data)
-            want = run(kiln, "validate", path)
-            with servers.Hostile("ignore-range", data) as h:
-                r = run(kiln, "validate", h.url)
+            want, r, _, agree = file_and_url(kiln, tmp, body[:size], "ignore-range")
             if size <= 64:
-                ok = r.returncode == want.returncode and \
-                    r.stdout.replace(h.url.encode(), b"<F>") == want.stdout.replace(
-                        path.encode(), b"<F>")
+                ok = agree
             else:
                 ok = r.returncode == 2 and not r.stdout and EXPECT["ignore-range"] in r.stderr
             if not ok:
@@ -465,7 +466,6 @@ def test_faults(kiln, body):
             fail("%s: exit %d %r %r" % (fault, r.returncode, r.stdout, r.stderr[:300]))
     # A listening socket with a backlog of 0 takes one connection into its
     # queue; while nobody accepts it, the kernel drops the next handshakes.
-    import socket
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(0)

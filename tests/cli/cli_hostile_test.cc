@@ -1683,5 +1683,29 @@ TEST(CliHostile, StreamThatStaysNonBlockingIsPolled) {
   }
 }
 
+// A named FIFO whose first read fails (EIO: a failing device, or a FUSE
+// file that says it is a FIFO) is an I/O error at once, for validate and
+// for ingest --from: never taken for "no writer yet" and waited on for two
+// seconds, then reported as a FIFO with no writer.
+TEST(CliHostile, FifoWhoseFirstReadFailsIsAnIoErrorAtOnce) {
+  TempDir tmp;
+  const fs::path fifo = tmp.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directory(tmp.path() / "o");
+  const std::pair<std::vector<std::string>, std::string> commands[] = {
+      {{"validate", fifo}, "kiln: "},
+      {{"ingest", "--from", fifo, tmp.path() / "o/out.klnt"}, "kiln ingest: "},
+  };
+  for (const auto& [args, prefix] : commands) {
+    const fs::path log = tmp.path() / "log";
+    fs::remove(log);
+    const Ran r = RunKilnFaulted(args, {{"KILN_TEST_FAIL", "read:1:5"}}, log, tmp.path() / "out");
+    KILN_REQUIRE_HOOK(log, "read");
+    EXPECT_EQ(r.code(), 2) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.err, prefix + fifo.string() + ": read: Input/output error\n") << args[0];
+    EXPECT_TRUE(Entries(tmp.path() / "o").empty()) << args[0];
+  }
+}
+
 }  // namespace
 }  // namespace kiln

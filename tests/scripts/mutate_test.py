@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Tests of scripts/mutate.py's parts that decide what is mutated, which
 tests run, and what the ledger keeps (no build: the parts are pure)."""
+import os
 import re
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -170,6 +173,28 @@ class Selection(unittest.TestCase):
         rc, _ = mutate.run_capture([sys.executable, "-c", "while True: pass"], ROOT, 1.0)
         self.assertIn(rc, (mutate.TIMED_OUT_SPINNING, mutate.TIMED_OUT_WAITING))
         self.assertLess(time.time() - t0, 30.0)
+
+    def test_a_grandchild_that_loops_is_counted_in_its_group(self):
+        # The test binary waits for a kiln child that loops: the group's CPU
+        # is the child's, which RUSAGE_CHILDREN never sees (nobody reaps it).
+        with tempfile.TemporaryDirectory() as tmp:
+            marker = Path(tmp) / "spent"
+            child = ("import time, pathlib\n"
+                     "while time.process_time() < 0.3: pass\n"
+                     "pathlib.Path(%r).touch()\n"
+                     "time.sleep(60)\n" % str(marker))
+            parent = ("import subprocess, sys; "
+                      "subprocess.run([sys.executable, '-c', sys.argv[1]])")
+            with subprocess.Popen([sys.executable, "-c", parent, child],
+                                  start_new_session=True) as p:
+                try:
+                    t0 = time.time()
+                    while not marker.exists() and time.time() - t0 < 60:
+                        time.sleep(0.05)
+                    self.assertTrue(marker.exists())
+                    self.assertGreaterEqual(mutate.group_cpu(p.pid), 0.3)
+                finally:
+                    os.killpg(p.pid, signal.SIGKILL)
 
     def test_killer_is_the_first_failed_test_or_the_crashed_one(self):
         out = "[ RUN      ] A.One\n[       OK ] A.One\n[ RUN      ] A.Two\n"

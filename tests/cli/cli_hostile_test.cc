@@ -1707,5 +1707,42 @@ TEST(CliHostile, FifoWhoseFirstReadFailsIsAnIoErrorAtOnce) {
   }
 }
 
+// An output whose write() accepts nothing (returns 0: a device, or a FUSE
+// file system that takes no byte) is an I/O error, exit 2, and nothing is
+// left: never a loop that calls write() for ever, never a file committed
+// without its bytes. Also after a write() a signal interrupted (EINTR, then
+// 0: errno still says EINTR, which must not be taken for another retry).
+TEST(CliHostile, OutputThatAcceptsNoByteIsAnIoError) {
+  TempDir tmp;
+  const std::string block = BigBlock(4096);
+  WriteFile(tmp.path() / "in.klnt", block);
+  for (const char* fail : {"write:0:0", "write:1:4;write:0:0"}) {
+    const fs::path o = tmp.path() / "o";
+    fs::remove_all(o);
+    fs::create_directory(o);
+    const fs::path log = tmp.path() / "log";
+    // unpack: one .npy file per tensor; ingest: a block from standard input.
+    fs::remove(log);
+    Ran r = RunKilnFaulted({"unpack", tmp.path() / "in.klnt", o / "dir"},
+                           {{"KILN_TEST_FAIL", fail}}, log, tmp.path() / "out");
+    KILN_REQUIRE_HOOK(log, "write");
+    EXPECT_EQ(r.code(), 2) << fail << ", status " << r.status << ": " << r.err;
+    EXPECT_EQ(r.err, "kiln unpack: " + (o / "dir").string() +
+                         ": cannot write tensor-00000.npy: Input/output error; nothing changed\n")
+        << fail;
+    EXPECT_TRUE(Entries(o).empty()) << fail << ": unpack left " << Entries(o)[0];
+    fs::remove(log);
+    const int in = ::open((tmp.path() / "in.klnt").c_str(), O_RDONLY | O_CLOEXEC);
+    r = RunKilnFaulted({"ingest", o / "out.klnt"}, {{"KILN_TEST_FAIL", fail}}, log,
+                       tmp.path() / "out", in);
+    ::close(in);
+    KILN_REQUIRE_HOOK(log, "write");
+    EXPECT_EQ(r.code(), 2) << fail << ", status " << r.status << ": " << r.err;
+    EXPECT_EQ(r.err, "kiln ingest: " + (o / "out.klnt").string() + ": write: Input/output error\n")
+        << fail;
+    EXPECT_TRUE(Entries(o).empty()) << fail << ": ingest left " << Entries(o)[0];
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -16,7 +16,9 @@
 //   PATH count. FUNC: rename, renameat2 (PATH: the new name), fdopendir,
 //   readdir (returns NULL: the end of a listing that failed part way),
 //   fcntl_setfl (fcntl(F_SETFL): flags that cannot be changed), read, poll,
-//   curl_easy_init, curl_slist_append (a failed allocation).
+//   write (ERRNO 0: returns 0, nothing written, errno untouched: a device or
+//   a FUSE file that accepts no byte), curl_easy_init, curl_slist_append (a
+//   failed allocation).
 // KILN_TEST_RENAME_BEFORE_OPENAT="N:NAME:FROM>TO[:FROM>TO...]": before the
 //   Nth openat() whose path argument is NAME, renames FROM to TO (each pair
 //   in order): another process swapping or removing what kiln checked.
@@ -26,9 +28,9 @@
 //   naming its FUNC (or "openat") to PATH, so a test tells a hook that did
 //   not run (a sanitizer runtime linked into kiln resolves some of these
 //   functions before a preloaded library can) from one kiln got past.
-// This library defines read() and poll(): with _FORTIFY_SOURCE (which
-// release flags may set) glibc's headers define inline checked versions of
-// both, and these would be redefinitions.
+// This library defines read(), write() and poll(): with _FORTIFY_SOURCE
+// (which release flags may set) glibc's headers define inline checked
+// versions of read() and poll(), and these would be redefinitions.
 #undef _FORTIFY_SOURCE
 
 #include <dirent.h>
@@ -37,6 +39,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
@@ -119,7 +122,8 @@ void Log(const char* what) {
   const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return;
   const std::string line = std::string(what) + "\n";
-  if (::write(fd, line.data(), line.size()) < 0) std::perror("fault_preload: log");
+  // The system call itself: this library's write() may be the one failing.
+  if (::syscall(SYS_write, fd, line.data(), line.size()) < 0) std::perror("fault_preload: log");
   ::close(fd);
 }
 
@@ -305,6 +309,16 @@ __attribute__((visibility("default"))) ssize_t read(int fd, void* buf, std::size
   static const auto real = Next<ssize_t (*)(int, void*, std::size_t)>("read");
   int error = 0;
   if (Fails("read", nullptr, &error)) {
+    errno = error;
+    return -1;
+  }
+  return real(fd, buf, n);
+}
+__attribute__((visibility("default"))) ssize_t write(int fd, const void* buf, std::size_t n) {
+  static const auto real = Next<ssize_t (*)(int, const void*, std::size_t)>("write");
+  int error = 0;
+  if (Fails("write", nullptr, &error)) {
+    if (error == 0) return 0;
     errno = error;
     return -1;
   }

@@ -1744,5 +1744,32 @@ TEST(CliHostile, OutputThatAcceptsNoByteIsAnIoError) {
   }
 }
 
+// unpack's DIR as given, relative to the working directory: a trailing
+// slash and a one-letter name are a name, and so is "-" (unpack reads no
+// standard input); a DIR whose last part is . or .. is refused (a usage
+// error), as is one below a regular file (the staging directory cannot be
+// made: its reason, exit 2, nothing written).
+TEST(CliHostile, UnpackTargetNamesAreReadAsGiven) {
+  TempDir tmp;
+  WriteFile(tmp.path() / "in.klnt", BigBlock(4096));
+  WriteFile(tmp.path() / "file", "x");
+  fs::create_directory(tmp.path() / "sub");
+  for (const char* made : {"d/", "e", "-"}) {
+    const Ran r = RunKilnIn(tmp.path(), {"unpack", "in.klnt", made});
+    EXPECT_EQ(r.code(), 0) << made << ": " << r.err;
+    EXPECT_TRUE(fs::is_regular_file(tmp.path() / made / "tensor-00000.npy")) << made;
+  }
+  for (const char* refused : {"sub/..", "sub/.", "/"}) {
+    const Ran r = RunKilnIn(tmp.path(), {"unpack", "in.klnt", refused});
+    EXPECT_EQ(r.code(), 2) << refused << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("kiln unpack: DIR must end in a name (not /, . or ..)\n", 0), 0u)
+        << refused << ": " << r.err;
+  }
+  const Ran r = RunKilnIn(tmp.path(), {"unpack", "in.klnt", "file/d"});
+  EXPECT_EQ(r.code(), 2) << r.err;
+  EXPECT_EQ(r.err, "kiln unpack: file/d: Not a directory\n");
+  EXPECT_EQ(Entries(tmp.path() / "sub"), std::vector<std::string>{});
+}
+
 }  // namespace
 }  // namespace kiln

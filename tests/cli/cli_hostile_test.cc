@@ -1748,7 +1748,8 @@ TEST(CliHostile, OutputThatAcceptsNoByteIsAnIoError) {
 // slash and a one-letter name are a name, and so is "-" (unpack reads no
 // standard input); a DIR whose last part is . or .. is refused (a usage
 // error), as is one below a regular file (the staging directory cannot be
-// made: its reason, exit 2, nothing written).
+// made: its reason, exit 2, nothing written). Its files' mode is 0666 less
+// the umask.
 TEST(CliHostile, UnpackTargetNamesAreReadAsGiven) {
   TempDir tmp;
   WriteFile(tmp.path() / "in.klnt", BigBlock(4096));
@@ -1758,6 +1759,14 @@ TEST(CliHostile, UnpackTargetNamesAreReadAsGiven) {
     const Ran r = RunKilnIn(tmp.path(), {"unpack", "in.klnt", made});
     EXPECT_EQ(r.code(), 0) << made << ": " << r.err;
     EXPECT_TRUE(fs::is_regular_file(tmp.path() / made / "tensor-00000.npy")) << made;
+  }
+  // Its files are made as any program's: 0666 less the umask kiln inherits.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  for (const char* file : {"e/tensor-00000.npy", "e/index.tsv"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((tmp.path() / file).c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 07777, 0666 & ~mask) << file;
   }
   for (const char* refused : {"sub/..", "sub/.", "/"}) {
     const Ran r = RunKilnIn(tmp.path(), {"unpack", "in.klnt", refused});

@@ -1109,7 +1109,8 @@ TEST(CliHostile, IngestWhereItCannotWriteReadsNothing) {
 
 // kiln ingest --from commits exactly the bytes it was given: from a file,
 // and from a FIFO, whose first bytes are read before the upload starts
-// (to wait for its writer) and must be written first.
+// (to wait for its writer) and must be written first; kiln validate of
+// the FIFO judges those bytes too.
 TEST(CliHostile, IngestFromCommitsTheBytesItWasGiven) {
   TempDir tmp;
   ASSERT_EQ(::mkfifo((tmp / "fifo").c_str(), 0600), 0);
@@ -1121,7 +1122,8 @@ TEST(CliHostile, IngestFromCommitsTheBytesItWasGiven) {
     EXPECT_EQ(r.code(), 0) << r.err;
     EXPECT_EQ(ReadAll(tmp / "out.klnt"), block) << size;
 
-    std::thread writer([&] {
+    // The block, written into the FIFO once a reader opens it.
+    const auto feed = [&] {
       const int fd = ::open((tmp / "fifo").c_str(), O_WRONLY);
       if (fd < 0) return;
       for (std::size_t at = 0; at < block.size();) {
@@ -1130,12 +1132,19 @@ TEST(CliHostile, IngestFromCommitsTheBytesItWasGiven) {
         at += static_cast<std::size_t>(n);
       }
       ::close(fd);
-    });
+    };
+    std::thread writer(feed);
     const Ran f =
         RunKilnWith({"ingest", "--force", "--from", tmp / "fifo", tmp / "out.klnt"}, -1, -1);
     writer.join();
     EXPECT_EQ(f.code(), 0) << f.err;
     EXPECT_EQ(ReadAll(tmp / "out.klnt"), block) << "from a FIFO, " << size;
+
+    // kiln validate FIFO judges the same bytes, its first one included.
+    std::thread validated(feed);
+    const Ran v = RunKilnWith({"validate", tmp / "fifo"}, -1, -1);
+    validated.join();
+    EXPECT_EQ(v.code(), 0) << "validate FIFO, " << size << ": " << v.err;
   }
 }
 
@@ -1349,7 +1358,8 @@ TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {
   // the open's, the second the mapping's check once its prefix is
   // private): in the payload, where validation reads the gaps (P2), and by
   // the last byte (a gap), which only the size tells. inspect sees them
-  // after parsing, unpack at its commit (the files it copied are whole).
+  // after parsing, validate before its verdict (never one on the zeros a
+  // cut page reads as), unpack at its commit (the files it copied are whole).
   const std::string block = BlockWithGaps(kSize);
   struct Cut {
     std::vector<std::string> args;
@@ -1357,12 +1367,15 @@ TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {
     std::string spec;
   };
   const std::vector<std::string> inspect = {"inspect", klnt};
+  const std::vector<std::string> validate = {"validate", klnt};
   const std::vector<std::string> unpack = {"unpack", klnt, (o / "dir").string()};
   const std::string at_payload = "2:1048576:" + klnt;
   const std::string at_last = "2:" + std::to_string(block.size() - 1) + ":" + klnt;
   for (const Cut& c : {Cut{inspect, "KILN_TEST_TRUNCATE_ON_MAP", "0:" + klnt},
                        Cut{inspect, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_payload},
                        Cut{inspect, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_last},
+                       Cut{validate, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_payload},
+                       Cut{validate, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_last},
                        Cut{unpack, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_payload},
                        Cut{unpack, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_last}}) {
     fs::remove_all(o);

@@ -138,6 +138,12 @@ def other_thread_ran(source, rounds, until_seen=False):
     seen = 0
     try:
         sys.setswitchinterval(3600)
+        # A wait for the GIL that the other thread began before the switch
+        # interval changed still asks for a switch after the old interval
+        # (5 ms), at any bytecode of this loop, which would count as a
+        # release by the call. Letting it run once here makes its next wait
+        # the new interval's.
+        time.sleep(0.05)
         for _ in range(rounds):
             before = counter[0]
             kiln.validate(source)

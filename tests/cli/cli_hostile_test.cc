@@ -1435,11 +1435,13 @@ TEST(CliHostile, TricklingWriterIsNotGivenUpOn) {
 // ---- faults placed between kiln's own calls (support/fault_preload.cc) ----
 
 // Runs kiln with the fault library preloaded, `vars` set and the hooks'
-// log at `log`; stdout goes to `out` (a file), stdin comes from `in` (-1:
+// log at `log` (emptied first: an earlier run's line never stands for this
+// run's hook); stdout goes to `out` (a file), stdin comes from `in` (-1:
 // /dev/null).
 Ran RunKilnFaulted(const std::vector<std::string>& args,
                    const std::vector<std::pair<std::string, std::string>>& vars,
                    const fs::path& log, const fs::path& out, int in = -1) {
+  fs::remove(log);
   const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   const Ran r = RunKilnWith(args, in, fd, [&] {
     ::setenv("LD_PRELOAD", testing::FaultPreloadLibrary(), 1);
@@ -1502,7 +1504,6 @@ TEST(CliHostile, CleanSaysCannotListWhenTheListingFails) {
     SetAge(o / staging / "a", 7200);
     SetAge(o / staging, 7200);
     const fs::path log = tmp.path() / "log";
-    fs::remove(log);
     const Ran r =
         RunKilnFaulted({"clean", dir}, {{"KILN_TEST_FAIL", c.fail}}, log, tmp.path() / "out");
     KILN_REQUIRE_HOOK(log, c.hook);
@@ -1554,7 +1555,6 @@ TEST(CliHostile, CleanNeverRemovesWhatChangedAfterItsCheck) {
       SetAge(d, 7200);
     }
     const fs::path log = tmp.path() / "log";
-    fs::remove(log);
     const Ran r = RunKilnFaulted({"clean", dir}, {{"KILN_TEST_RENAME_BEFORE_OPENAT", c.renames}},
                                  log, tmp.path() / "out");
     KILN_REQUIRE_HOOK(log, "openat");
@@ -1667,7 +1667,6 @@ TEST(CliHostile, StreamThatStaysNonBlockingIsPolled) {
       ::close(p[1]);
     });
     const fs::path log = tmp.path() / "log";
-    fs::remove(log);
     const char* fail = how == Writer::kReadFails   ? "fcntl_setfl:0:1;read:1:5"
                        : how == Writer::kPollFails ? "fcntl_setfl:0:1;poll:1:12"
                                                    : "fcntl_setfl:0:1";
@@ -1711,7 +1710,6 @@ TEST(CliHostile, FifoWhoseFirstReadFailsIsAnIoErrorAtOnce) {
   };
   for (const auto& [args, prefix] : commands) {
     const fs::path log = tmp.path() / "log";
-    fs::remove(log);
     const Ran r = RunKilnFaulted(args, {{"KILN_TEST_FAIL", "read:1:5"}}, log, tmp.path() / "out");
     KILN_REQUIRE_HOOK(log, "read");
     EXPECT_EQ(r.code(), 2) << args[0] << ": " << r.err;
@@ -1727,42 +1725,47 @@ TEST(CliHostile, FifoWhoseFirstReadFailsIsAnIoErrorAtOnce) {
 // 0: errno still says EINTR, which must not be taken for another retry).
 TEST(CliHostile, OutputThatAcceptsNoByteIsAnIoError) {
   TempDir tmp;
-  const std::string block = BigBlock(4096);
-  WriteFile(tmp.path() / "in.klnt", block);
+  const fs::path in = tmp.path() / "in.klnt";
+  WriteFile(in, BigBlock(4096));
+  const fs::path o = tmp.path() / "o";
+  struct Case {
+    std::vector<std::string> args;
+    bool from_stdin;
+    std::string err;
+  };
+  // unpack: one .npy file per tensor; ingest: a block from standard input.
+  const Case cases[] = {
+      {{"unpack", in, o / "dir"},
+       false,
+       "kiln unpack: " + (o / "dir").string() +
+           ": cannot write tensor-00000.npy: Input/output error; nothing changed\n"},
+      {{"ingest", o / "out.klnt"},
+       true,
+       "kiln ingest: " + (o / "out.klnt").string() + ": write: Input/output error\n"},
+  };
   for (const char* fail : {"write:0:0", "write:1:4;write:0:0"}) {
-    const fs::path o = tmp.path() / "o";
-    fs::remove_all(o);
-    fs::create_directory(o);
-    const fs::path log = tmp.path() / "log";
-    // unpack: one .npy file per tensor; ingest: a block from standard input.
-    fs::remove(log);
-    Ran r = RunKilnFaulted({"unpack", tmp.path() / "in.klnt", o / "dir"},
-                           {{"KILN_TEST_FAIL", fail}}, log, tmp.path() / "out");
-    KILN_REQUIRE_HOOK(log, "write");
-    EXPECT_EQ(r.code(), 2) << fail << ", status " << r.status << ": " << r.err;
-    EXPECT_EQ(r.err, "kiln unpack: " + (o / "dir").string() +
-                         ": cannot write tensor-00000.npy: Input/output error; nothing changed\n")
-        << fail;
-    EXPECT_TRUE(Entries(o).empty()) << fail << ": unpack left " << Entries(o)[0];
-    fs::remove(log);
-    const int in = ::open((tmp.path() / "in.klnt").c_str(), O_RDONLY | O_CLOEXEC);
-    r = RunKilnFaulted({"ingest", o / "out.klnt"}, {{"KILN_TEST_FAIL", fail}}, log,
-                       tmp.path() / "out", in);
-    ::close(in);
-    KILN_REQUIRE_HOOK(log, "write");
-    EXPECT_EQ(r.code(), 2) << fail << ", status " << r.status << ": " << r.err;
-    EXPECT_EQ(r.err, "kiln ingest: " + (o / "out.klnt").string() + ": write: Input/output error\n")
-        << fail;
-    EXPECT_TRUE(Entries(o).empty()) << fail << ": ingest left " << Entries(o)[0];
+    for (const Case& c : cases) {
+      fs::remove_all(o);
+      fs::create_directory(o);
+      const fs::path log = tmp.path() / "log";
+      const int stdin_fd = c.from_stdin ? ::open(in.c_str(), O_RDONLY | O_CLOEXEC) : -1;
+      const Ran r =
+          RunKilnFaulted(c.args, {{"KILN_TEST_FAIL", fail}}, log, tmp.path() / "out", stdin_fd);
+      if (stdin_fd >= 0) ::close(stdin_fd);
+      KILN_REQUIRE_HOOK(log, "write");
+      EXPECT_EQ(r.code(), 2) << c.args[0] << ", " << fail << ", status " << r.status << ": "
+                             << r.err;
+      EXPECT_EQ(r.err, c.err) << fail;
+      EXPECT_TRUE(Entries(o).empty()) << c.args[0] << ", " << fail << ": left " << Entries(o)[0];
+    }
   }
 }
 
 // unpack's DIR as given, relative to the working directory: a trailing
 // slash and a one-letter name are a name, and so is "-" (unpack reads no
 // standard input); a DIR whose last part is . or .. is refused (a usage
-// error), as is one below a regular file (the staging directory cannot be
-// made: its reason, exit 2, nothing written). Its files' mode is 0666 less
-// the umask.
+// error), as is one below a regular file (the target check's reason, exit
+// 2, nothing written). Its files' mode is 0666 less the umask.
 TEST(CliHostile, UnpackTargetNamesAreReadAsGiven) {
   TempDir tmp;
   WriteFile(tmp.path() / "in.klnt", BigBlock(4096));

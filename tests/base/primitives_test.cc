@@ -52,6 +52,20 @@ TEST(LoadLe, LittleEndianAtOffset) {
   EXPECT_EQ((LoadLe<std::uint64_t, 8>(s)), 0xff08ull);
 }
 
+// ByteSwap runs only on a big-endian host (inside LoadLe and StoreLe), so a
+// little-endian CI sees it nowhere else: each width, and the top bit of the
+// lowest byte moving to the highest (a shift that drops or sign-extends it
+// shows here).
+TEST(ByteSwap, ReversesTheBytesOfEachWidth) {
+  EXPECT_EQ(ByteSwap<std::uint8_t>(0x81), 0x81);
+  EXPECT_EQ(ByteSwap<std::uint16_t>(0x0102), 0x0201);
+  EXPECT_EQ(ByteSwap<std::uint16_t>(0x80ff), 0xff80);
+  EXPECT_EQ(ByteSwap<std::uint32_t>(0x01020304u), 0x04030201u);
+  EXPECT_EQ(ByteSwap<std::uint32_t>(0x000000f1u), 0xf1000000u);
+  EXPECT_EQ(ByteSwap<std::uint64_t>(0x0102030405060708ull), 0x0807060504030201ull);
+  EXPECT_EQ(ByteSwap<std::uint64_t>(0xf0000000000000a5ull), 0xa5000000000000f0ull);
+}
+
 TEST(FirstNonzero, FindsTheFirstAtEveryPosition) {
   for (std::size_t len = 0; len < 40; ++len) {
     std::vector<std::uint8_t> v(len, 0);

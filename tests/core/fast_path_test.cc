@@ -4,6 +4,7 @@
 // and the plain-descriptor fast path accepts only descriptors that the
 // per-rule descriptor check accepts.
 #include <algorithm>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "kiln/directory.h"
@@ -155,6 +156,52 @@ TEST(FastPath, EveryBitFlipOfValidCasesSameVerdict) {
     }
   }
   EXPECT_GT(tally.fast_accepts, 1000u);
+}
+
+// Dtype codes in every descriptor of a valid case that the fast path takes:
+// each code below 256 (the table, its gaps, the codes just past its end at
+// 32), each single high bit (the opaque 0x8000 among them), 0x7fff, 0x8001
+// and 0xffff give Parse's verdict, also on a tensor of no elements (whose
+// byte_length 0 fits any width), and the ones of the same width are still
+// taken by the fast path.
+TEST(FastPath, EveryDtypeCodeSameVerdict) {
+  std::vector<std::uint16_t> codes;
+  for (std::uint16_t code = 0; code < 256; ++code) codes.push_back(code);
+  for (int bit = 8; bit < 16; ++bit) codes.push_back(static_cast<std::uint16_t>(1u << bit));
+  codes.insert(codes.end(), {0x7fff, 0x8001, 0xffff});
+  Tally tally;
+  std::size_t descriptors = 0;
+  std::size_t empty = 0;
+  for (const testing::GoldenCase& c : testing::ValidCases()) {
+    const Buffer original = testing::ReadFile(c.path);
+    const Result<HeaderInfo> hr = internal::CheckHeader(original, Limits{});
+    ASSERT_TRUE(hr.ok()) << c.name;
+    const internal::Bytes block = std::span(original).first(hr.value().block_length);
+    for (std::uint32_t i = 0; i < hr.value().tensor_count; ++i) {
+      const internal::RawDescriptor plain = Decode(block, i);
+      if (!(hr.value().has_names() ? internal::PlainFieldsOk<true>(plain, hr.value())
+                                   : internal::PlainFieldsOk<false>(plain, hr.value()))) {
+        continue;
+      }
+      ++descriptors;
+      if (plain.byte_length == 0) ++empty;
+      const std::size_t at =
+          static_cast<std::size_t>(internal::DescriptorAt(block, i).data() - block.data());
+      for (const std::uint16_t code : codes) {
+        internal::RawDescriptor d = plain;
+        d.dtype = code;
+        const auto bytes = internal::EncodeDescriptor(d);
+        Buffer b = original;
+        std::copy(bytes.begin(), bytes.end(), b.begin() + static_cast<std::ptrdiff_t>(at));
+        ExpectSameVerdict(
+            b, c.name + " descriptor " + std::to_string(i) + " dtype " + std::to_string(code),
+            tally);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+  EXPECT_GT(empty, 0u);                        // some tensor of no elements was among them
+  EXPECT_GT(tally.fast_accepts, descriptors);  // more than the original code
 }
 
 }  // namespace

@@ -1761,6 +1761,31 @@ TEST(CliHostile, OutputThatAcceptsNoByteIsAnIoError) {
   }
 }
 
+// A file whose every write succeeded but whose close() fails (EIO that NFS
+// or a FUSE file system report only at close: the data may not be stored)
+// is not written: unpack reports it and changes nothing, for a tensor's
+// file and for the index alike.
+TEST(CliHostile, UnpackOfAFileWhoseCloseFailsIsAnIoError) {
+  TempDir tmp;
+  const fs::path in = tmp.path() / "in.klnt";
+  WriteFile(in, BigBlock(4096));
+  const fs::path o = tmp.path() / "o";
+  for (const char* file : {"tensor-00000.npy", "index.tsv"}) {
+    fs::remove_all(o);
+    fs::create_directory(o);
+    const fs::path log = tmp.path() / "log";
+    std::string fail = "close:0:5:";
+    fail += file;  // not "..." + file: GCC 12's false -Wrestrict
+    const Ran r = RunKilnFaulted({"unpack", in, o / "dir"}, {{"KILN_TEST_FAIL", fail}}, log,
+                                 tmp.path() / "out");
+    KILN_REQUIRE_HOOK(log, "close");
+    EXPECT_EQ(r.code(), 2) << file << ", status " << r.status << ": " << r.err;
+    EXPECT_EQ(r.err, "kiln unpack: " + (o / "dir").string() + ": cannot write " + file +
+                         ": Input/output error; nothing changed\n");
+    EXPECT_TRUE(Entries(o).empty()) << file << ": left " << Entries(o)[0];
+  }
+}
+
 // unpack's DIR as given, relative to the working directory: a trailing
 // slash and a one-letter name are a name, and so is "-" (unpack reads no
 // standard input); a DIR whose last part is . or .. is refused (a usage

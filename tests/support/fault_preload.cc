@@ -17,8 +17,10 @@
 //   readdir (returns NULL: the end of a listing that failed part way),
 //   fcntl_setfl (fcntl(F_SETFL): flags that cannot be changed), read, poll,
 //   write (ERRNO 0: returns 0, nothing written, errno untouched: a device or
-//   a FUSE file that accepts no byte), curl_easy_init, curl_slist_append (a
-//   failed allocation).
+//   a FUSE file that accepts no byte), close (the descriptor is closed, then
+//   the error is returned: an EIO that NFS or FUSE report only at close;
+//   PATH: the last component of the file's name), curl_easy_init,
+//   curl_slist_append (a failed allocation).
 // KILN_TEST_RENAME_BEFORE_OPENAT="N:NAME:FROM>TO[:FROM>TO...]": before the
 //   Nth openat() whose path argument is NAME, renames FROM to TO (each pair
 //   in order): another process swapping or removing what kiln checked.
@@ -124,7 +126,7 @@ void Log(const char* what) {
   const std::string line = std::string(what) + "\n";
   // The system call itself: this library's write() may be the one failing.
   if (::syscall(SYS_write, fd, line.data(), line.size()) < 0) std::perror("fault_preload: log");
-  ::close(fd);
+  ::syscall(SYS_close, fd);  // not this library's close(), which may be failing
 }
 
 // The ':'-separated fields of one entry.
@@ -323,6 +325,26 @@ __attribute__((visibility("default"))) ssize_t write(int fd, const void* buf, st
     return -1;
   }
   return real(fd, buf, n);
+}
+__attribute__((visibility("default"))) int close(int fd) {
+  static const auto real = Next<int (*)(int)>("close");
+  if (std::getenv("KILN_TEST_FAIL") == nullptr) return real(fd);
+  char link[64];
+  std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  char target[4096];
+  const ssize_t n = fd < 0 ? -1 : ::readlink(link, target, sizeof(target) - 1);
+  const char* name = nullptr;
+  if (n > 0) {
+    target[n] = '\0';
+    const char* slash = std::strrchr(target, '/');
+    name = slash == nullptr ? target : slash + 1;
+  }
+  int error = 0;
+  const bool fails = Fails("close", name, &error);
+  const int rc = real(fd);
+  if (!fails || rc != 0) return rc;
+  errno = error;
+  return -1;
 }
 __attribute__((visibility("default"))) int poll(pollfd* fds, nfds_t n, int timeout_ms) {
   static const auto real = Next<int (*)(pollfd*, nfds_t, int)>("poll");

@@ -1786,6 +1786,25 @@ TEST(CliHostile, UnpackOfAFileWhoseCloseFailsIsAnIoError) {
   }
 }
 
+// A staging directory that cannot be made after the target check passed
+// (DIR's parent full, or made read-only in between) is reported as such,
+// before any file is written, and nothing is created.
+TEST(CliHostile, UnpackWhoseStagingDirectoryCannotBeMadeIsAnIoError) {
+  TempDir tmp;
+  const fs::path in = tmp.path() / "in.klnt";
+  WriteFile(in, BigBlock(4096));
+  const fs::path o = tmp.path() / "o";
+  fs::create_directory(o);
+  const fs::path log = tmp.path() / "log";
+  const Ran r = RunKilnFaulted({"unpack", in, o / "dir"}, {{"KILN_TEST_FAIL", "mkdtemp:0:28"}}, log,
+                               tmp.path() / "out");
+  KILN_REQUIRE_HOOK(log, "mkdtemp");
+  EXPECT_EQ(r.code(), 2) << r.status << ": " << r.err;
+  EXPECT_EQ(r.err, "kiln unpack: " + (o / "dir").string() +
+                       ": cannot create a directory beside it: No space left on device\n");
+  EXPECT_TRUE(Entries(o).empty()) << "left " << Entries(o)[0];
+}
+
 // unpack's DIR as given, relative to the working directory: a trailing
 // slash and a one-letter name are a name, and so is "-" (unpack reads no
 // standard input); a DIR whose last part is . or .. is refused (a usage

@@ -19,7 +19,8 @@
 //   write (ERRNO 0: returns 0, nothing written, errno untouched: a device or
 //   a FUSE file that accepts no byte), close (the descriptor is closed, then
 //   the error is returned: an EIO that NFS or FUSE report only at close;
-//   PATH: the last component of the file's name), curl_easy_init,
+//   PATH: the last component of the file's name), mkdtemp (returns NULL: a
+//   directory that takes no new entry), curl_easy_init,
 //   curl_slist_append (a failed allocation).
 // KILN_TEST_RENAME_BEFORE_OPENAT="N:NAME:FROM>TO[:FROM>TO...]": before the
 //   Nth openat() whose path argument is NAME, renames FROM to TO (each pair
@@ -345,6 +346,15 @@ __attribute__((visibility("default"))) int close(int fd) {
   if (!fails || rc != 0) return rc;
   errno = error;
   return -1;
+}
+__attribute__((visibility("default"))) char* mkdtemp(char* name) {
+  static const auto real = Next<char* (*)(char*)>("mkdtemp");
+  int error = 0;
+  if (Fails("mkdtemp", nullptr, &error)) {
+    errno = error;
+    return nullptr;
+  }
+  return real(name);
 }
 __attribute__((visibility("default"))) int poll(pollfd* fds, nfds_t n, int timeout_ms) {
   static const auto real = Next<int (*)(pollfd*, nfds_t, int)>("poll");

@@ -1354,12 +1354,14 @@ TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {
     }
   }
   // A cut to nothing takes the header inspect privatizes first. Then cuts
-  // after the mapping was checked (the file's second fstat: the first is
-  // the open's, the second the mapping's check once its prefix is
-  // private): in the payload, where validation reads the gaps (P2), and by
-  // the last byte (a gap), which only the size tells. inspect sees them
-  // after parsing, validate before its verdict (never one on the zeros a
-  // cut page reads as), unpack at its commit (the files it copied are whole).
+  // after the mapping was checked (the file's last fstat before it is
+  // parsed: the open's, then the mapping's check once its prefix is
+  // private; validate opens the file once more before, to learn its kind):
+  // in the payload, where validation reads the gaps (P2), and by the last
+  // byte (a gap), which only the size tells. inspect sees them after
+  // parsing, validate before its verdict (never one on the zeros a cut page
+  // reads as), unpack at its commit (the files it copied are whole). A cut
+  // one fstat earlier is seen while the file is mapped, before any parse.
   const std::string block = BlockWithGaps(kSize);
   struct Cut {
     std::vector<std::string> args;
@@ -1369,15 +1371,18 @@ TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {
   const std::vector<std::string> inspect = {"inspect", klnt};
   const std::vector<std::string> validate = {"validate", klnt};
   const std::vector<std::string> unpack = {"unpack", klnt, (o / "dir").string()};
-  const std::string at_payload = "2:1048576:" + klnt;
-  const std::string at_last = "2:" + std::to_string(block.size() - 1) + ":" + klnt;
-  for (const Cut& c : {Cut{inspect, "KILN_TEST_TRUNCATE_ON_MAP", "0:" + klnt},
-                       Cut{inspect, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_payload},
-                       Cut{inspect, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_last},
-                       Cut{validate, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_payload},
-                       Cut{validate, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_last},
-                       Cut{unpack, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_payload},
-                       Cut{unpack, "KILN_TEST_TRUNCATE_AFTER_FSTAT", at_last}}) {
+  const auto at = [&](int fstat, std::uint64_t size) {
+    return std::to_string(fstat) + ":" + std::to_string(size) + ":" + klnt;
+  };
+  const std::uint64_t payload = 1048576;
+  const std::uint64_t last = block.size() - 1;
+  const char* after_fstat = "KILN_TEST_TRUNCATE_AFTER_FSTAT";
+  for (const Cut& c :
+       {Cut{inspect, "KILN_TEST_TRUNCATE_ON_MAP", "0:" + klnt},
+        Cut{inspect, after_fstat, at(2, payload)}, Cut{inspect, after_fstat, at(2, last)},
+        Cut{validate, after_fstat, at(2, payload)}, Cut{validate, after_fstat, at(2, last)},
+        Cut{validate, after_fstat, at(3, payload)}, Cut{validate, after_fstat, at(3, last)},
+        Cut{unpack, after_fstat, at(2, payload)}, Cut{unpack, after_fstat, at(2, last)}}) {
     fs::remove_all(o);
     fs::create_directory(o);
     WriteFile(klnt, block);

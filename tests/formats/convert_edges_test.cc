@@ -36,6 +36,58 @@ TEST(ConvertEdges, UnnamedKilnTensorCannotBecomeSafetensors) {
   EXPECT_FALSE(fs::exists(tmp / "o.safetensors"));
 }
 
+// Little-endian GGUF v3 fields, for files too many-tensored for a fixture.
+void PutLe(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
+  for (int k = 0; k < bytes; ++k) out.push_back(static_cast<std::uint8_t>(v >> (8 * k)));
+}
+
+// A GGUF file whose tensor names fill a Kiln name heap past offset 0xfffe
+// (1,040 F32 tensors with 63-byte names, then a Q8_0 tensor named
+// "q8.tensor.last.one.x", which starts below it): each tensor can be added,
+// but the quantised tensor's layout name ("ggml.q8_0") would start at heap
+// offset 65540, where layout_off (a u16 below 0xffff) cannot point. The
+// block cannot be planned: refused with the writer's reason (exit 1, as
+// the input's fault), nothing written.
+TEST(ConvertEdges, GgufWhoseLayoutNameStartsPastTheHeapOffsetsIsRefused) {
+  TempDir tmp;
+  constexpr std::uint64_t kPlain = 1040;
+  struct Info {
+    std::string name;
+    std::uint64_t dim;
+    std::uint32_t type;
+    std::uint64_t bytes;
+  };
+  std::vector<Info> infos;
+  for (std::uint64_t i = 0; i < kPlain; ++i) {
+    std::string name = std::to_string(i);
+    name.insert(0, 63 - name.size(), 't');
+    infos.push_back({name, 1, 0, 4});  // F32 [1]
+  }
+  infos.push_back({"q8.tensor.last.one.x", 32, 8, 34});  // Q8_0: one block of 32
+  std::vector<std::uint8_t> file = {'G', 'G', 'U', 'F'};
+  PutLe(file, 3, 4);
+  PutLe(file, infos.size(), 8);
+  PutLe(file, 0, 8);  // no metadata: alignment 32
+  std::uint64_t offset = 0;
+  for (const Info& t : infos) {
+    PutLe(file, t.name.size(), 8);
+    file.insert(file.end(), t.name.begin(), t.name.end());
+    PutLe(file, 1, 4);
+    PutLe(file, t.dim, 8);
+    PutLe(file, t.type, 4);
+    PutLe(file, offset, 8);
+    offset += (t.bytes + 31) / 32 * 32;
+  }
+  file.resize((file.size() + 31) / 32 * 32 + offset, 0);
+  WriteBytes(tmp / "in.gguf", file);
+  const Outcome c = Convert({tmp / "in.gguf", tmp / "o.klnt"});
+  EXPECT_EQ(c.status, 1) << c.err;
+  EXPECT_EQ(c.err.rfind("kiln convert: cannot be stored in kiln: LIMIT H7", 0), 0u) << c.err;
+  EXPECT_NE(c.err.find("layout name would start at heap offset 65540"), std::string::npos) << c.err;
+  EXPECT_FALSE(fs::exists(tmp / "o.klnt"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path()), fs::directory_iterator()), 1);
+}
+
 // A limit is the most allowed, not the first refused: a GGUF file with
 // exactly --max-metadata-entries pairs (10) converts; one fewer refuses it.
 TEST(ConvertEdges, MetadataLimitEqualToTheCountIsAllowed) {

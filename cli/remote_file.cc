@@ -171,7 +171,6 @@ class Http {
   bool Get(ByteRange r, std::span<std::uint8_t> out, std::string* why);
 
   [[nodiscard]] std::uint64_t size() const { return size_; }
-  [[nodiscard]] std::uint64_t requests() const { return requests_; }
   // The first bytes of the file: min(size, 64).
   [[nodiscard]] std::span<const std::uint8_t> first() const {
     return std::span<const std::uint8_t>(first_).first(first_length_);
@@ -566,7 +565,6 @@ RemoteCheck CheckRemote(const std::string& url, const Options& options) {
   std::string why;
   if (!http.Open(&why)) {
     c.io_error = std::move(why);
-    c.requests = http.requests();
     return c;
   }
   c.size = http.size();
@@ -578,17 +576,14 @@ RemoteCheck CheckRemote(const std::string& url, const Options& options) {
     }
     if (!http.Get(*want, v.Buffer(), &why)) {
       c.io_error = std::move(why);
-      c.requests = http.requests();
       return c;
     }
     (void)v.Filled();
   }
   if (v.status() == RangeStatus::kReadFailed) {
     c.io_error = v.read_error();
-    c.requests = http.requests();
     return c;
   }
-  c.requests = http.requests();
   c.validator.emplace(std::move(v));
   return c;
 }

@@ -39,8 +39,7 @@ struct RemoteCheck {
   std::string io_error;
   // When io_error is empty: settled, kComplete or kRejected.
   std::optional<RangeValidator> validator;
-  std::uint64_t size = 0;      // the file's size, as the server gave it
-  std::uint64_t requests = 0;  // HTTP requests made
+  std::uint64_t size = 0;  // the file's size, as the server gave it
 };
 
 // Validates the block at `url` with options.parse (mode, limits) and

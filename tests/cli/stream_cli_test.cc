@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "kiln/kiln.h"
 #include "kiln/writer.h"
 #include "size_arg.h"
+#include "stream_input.h"
 #include "support/golden.h"
 #include "support/paths.h"
 #include "support/write_block.h"
@@ -95,6 +97,64 @@ Buffer Block(std::uint32_t tensors, std::uint64_t each) {
     if (!w.Add(r, Payload::Bytes(ones)).ok()) return {};
   }
   return testing::BlockBytes(w);
+}
+
+// GuardStandardDescriptors, in a child that closed some of its descriptors
+// 0 to 3: a closed 0 or 1 comes back on /dev/null, a closed 2 on /dev/full
+// (a diagnostic written there fails, as a closed stderr's would), and stays
+// open; 3 is not a standard descriptor and stays closed; the open ones are
+// kept as they were; the two flags say whether 0 and 1 were closed. So the
+// next file kiln opens never becomes its stdin, stdout or stderr.
+enum GuardStep : int {
+  kGuardHeld = 0,
+  kNotOpen = 10,  // + the descriptor
+  kWrongFile = 20,
+  kWrongMode = 30,
+  kChanged = 40,
+  kFourthOpened = 50,
+  kStdinFlagWrong = 51,
+  kStdoutFlagWrong = 52,
+};
+
+int GuardWithClosed(unsigned closed) {  // bit k: descriptor k is closed first
+  struct stat before[3];
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fstat(fd, &before[fd]) != 0) return kNotOpen + fd;
+  }
+  for (int fd = 0; fd <= 3; ++fd) {
+    if ((closed >> fd) & 1) ::close(fd);
+  }
+  cli::GuardStandardDescriptors();
+  const char* const files[] = {"/dev/null", "/dev/null", "/dev/full"};
+  for (int fd = 0; fd <= 2; ++fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    struct stat now {};
+    if (flags == -1 || ::fstat(fd, &now) != 0) return kNotOpen + fd;
+    if (((closed >> fd) & 1) == 0) {
+      if (now.st_ino != before[fd].st_ino || now.st_dev != before[fd].st_dev) return kChanged + fd;
+      continue;
+    }
+    char link[64];
+    std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    if (fs::read_symlink(link) != files[fd]) return kWrongFile + fd;
+    if ((flags & O_ACCMODE) != (fd == 0 ? O_RDONLY : O_WRONLY)) return kWrongMode + fd;
+  }
+  if (((closed >> 3) & 1) && (::fcntl(3, F_GETFD) != -1 || errno != EBADF)) return kFourthOpened;
+  if (cli::StandardInputClosed() != ((closed & 1) != 0)) return kStdinFlagWrong;
+  if (cli::StandardOutputClosed() != ((closed & 2) != 0)) return kStdoutFlagWrong;
+  return kGuardHeld;
+}
+
+TEST(GuardStandardDescriptors, ClosedOnesComeBackOnDevNullAndDevFull) {
+  for (const unsigned closed : {0b1111u, 0b0001u, 0b0010u, 0b0100u, 0b1000u, 0b0000u}) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) ::_exit(GuardWithClosed(closed));
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), kGuardHeld) << "descriptors closed (bits 0 to 3): " << closed;
+  }
 }
 
 // A fresh directory for ingest outputs.

@@ -5,10 +5,12 @@
 // suffixes, with repeats at random places; the first repeat (lowest index)
 // and the tensor it repeats must be the ones reported, by the table and by
 // the sorting fallback alike.
+#include <algorithm>
 #include <array>
 #include <map>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -169,6 +171,46 @@ TEST(NameTable, GroupScanSse2AgreesWithScalar) {
   EXPECT_GT(matches, 1000u);
 }
 #endif
+
+// HashName as its comment defines it, computed plainly: the length, each
+// 16-byte chunk before the last 16 bytes (with its position) and then those
+// last 16 bytes (zero bytes in front of a shorter name, and the hash so
+// far), each pair of little-endian words folded from its 128-bit product.
+std::uint64_t Fold(std::uint64_t a, std::uint64_t b) {
+  const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+  return static_cast<std::uint64_t>(p) ^ static_cast<std::uint64_t>(p >> 64);
+}
+
+std::uint64_t WordAt(std::span<const std::uint8_t> bytes, std::size_t at) {
+  std::uint64_t w = 0;
+  for (std::size_t k = 0; k < 8; ++k) w |= std::uint64_t{bytes[at + k]} << (8 * k);
+  return w;
+}
+
+std::uint64_t ReferenceHash(std::span<const std::uint8_t> name) {
+  constexpr std::uint64_t kA = 0xa0761d6478bd642full, kB = 0xe7037ed1a0b428dbull;
+  std::uint64_t h = name.size();
+  std::size_t i = 0;
+  for (; name.size() - i > 16; i += 16)
+    h ^= Fold(WordAt(name, i) ^ kA ^ i, WordAt(name, i + 8) ^ kB);
+  std::array<std::uint8_t, 16> last{};
+  const std::size_t keep = std::min<std::size_t>(name.size(), 16);
+  std::copy(name.end() - static_cast<std::ptrdiff_t>(keep), name.end(), last.end() - keep);
+  return h ^ Fold(WordAt(last, 0) ^ kA ^ h, WordAt(last, 8) ^ kB);
+}
+
+TEST(NameTable, HashNameIsItsDefinition) {
+  std::array<std::uint8_t, 16 + 80> bytes{};
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 20; ++round) {
+    for (std::uint8_t& b : bytes) b = static_cast<std::uint8_t>(rng());
+    for (std::size_t len = 1; len <= 80; ++len) {
+      const std::span<const std::uint8_t> name = std::span(bytes).subspan(16, len);
+      ASSERT_EQ(internal::HashName(internal::Bytes(bytes), 16, len), ReferenceHash(name))
+          << "length " << len << ", round " << round;
+    }
+  }
+}
 
 // HashName reads the name's bytes and no other: flipping any one bit of a
 // name of any length up to 48 (across the 8- and 16-byte edges of its

@@ -294,19 +294,42 @@ TEST(NameTable, CraftedCollisionsPastTheProbeBudgetStillDecideN5) {
   const Buffer distinct = testing::Build(spec);
   const Result<HeaderInfo> h = ReadHeader(distinct);
   ASSERT_TRUE(h.ok());
-  std::vector<std::uint32_t> words(ScratchWords(kN));
-  internal::NameTable table(distinct, h.value(), words, internal::DefaultProbeBudget(kN));
-  std::uint32_t gave_up_at = kN;
-  for (std::uint32_t i = 0; i < kN && gave_up_at == kN; ++i) {
-    const std::string_view name = internal::NameOf(distinct, h.value(), i);
-    const auto off = static_cast<std::size_t>(reinterpret_cast<const std::uint8_t*>(name.data()) -
-                                              distinct.data());
-    std::uint32_t first = 0;
-    const auto added = table.Add(i, off, name.size(), &first);
-    ASSERT_NE(added, internal::NameTable::Added::kRepeat) << i;
-    if (added == internal::NameTable::Added::kOverBudget) gave_up_at = i;
-  }
-  ASSERT_LT(gave_up_at, 200u) << "the crafted names did not exhaust the probe budget";
+  // The first tensor the table gives no verdict on, with a budget.
+  const auto gave_up_at = [&](std::uint64_t budget) {
+    std::vector<std::uint32_t> words(ScratchWords(kN));
+    internal::NameTable table(distinct, h.value(), words, budget);
+    for (std::uint32_t i = 0; i < kN; ++i) {
+      const std::string_view name = internal::NameOf(distinct, h.value(), i);
+      const auto off = static_cast<std::size_t>(reinterpret_cast<const std::uint8_t*>(name.data()) -
+                                                distinct.data());
+      std::uint32_t first = 0;
+      const auto added = table.Add(i, off, name.size(), &first);
+      EXPECT_NE(added, internal::NameTable::Added::kRepeat) << i;
+      if (added == internal::NameTable::Added::kOverBudget) return i;
+    }
+    return kN;
+  };
+  // Where the budget runs out: name k goes into the first group with a
+  // free slot, group k / 4 (every probe starts in group 0), and each group
+  // past the first costs one unit; the first name whose cost exceeds what
+  // is left gets no verdict.
+  const auto expected_at = [](std::uint64_t left) {
+    for (std::uint32_t k = 0; k < kN; ++k) {
+      const std::uint64_t cost = k / internal::NameTable::kGroup;
+      if (cost > left) return k;
+      left -= cost;
+    }
+    return kN;
+  };
+  const std::uint64_t budget = internal::DefaultProbeBudget(kN);
+  EXPECT_EQ(budget, 8u * kN + 1024u);  // the documented default
+  ASSERT_LT(gave_up_at(budget), 200u) << "the crafted names did not exhaust the probe budget";
+  EXPECT_EQ(gave_up_at(budget), expected_at(budget));
+  // A budget that name 100 spends to its last unit: it still gets a verdict.
+  std::uint64_t spent_by_100 = 0;
+  for (std::uint32_t k = 0; k <= 100; ++k) spent_by_100 += k / internal::NameTable::kGroup;
+  EXPECT_EQ(gave_up_at(spent_by_100), 101u);
+  EXPECT_EQ(gave_up_at(spent_by_100 - 1), 100u);
 
   const Result<Directory> ok = Parse(distinct);
   EXPECT_TRUE(ok.ok()) << ok.error().ToString();

@@ -101,7 +101,10 @@ ROOT = Path(__file__).resolve().parent.parent
 HTTP_TESTS = "ctest:^http_(sparse_10g|mutants|golden|hostile)$=kiln,kiln_fault_preload"
 # Files only some of their folder's tests run: those go first (the folder's
 # other tests still run before a mutant is called a survivor).
-FIRST = {"cli/remote_file.cc": HTTP_TESTS, "cli/remote_file.h": HTTP_TESTS}
+FIRST = {"cli/remote_file.cc": HTTP_TESTS, "cli/remote_file.h": HTTP_TESTS,
+         # Its checker runs in the compiler only: the strings that must not compile.
+         "base/include/kiln/base/format.h":
+             "ctest:^format_strings_checked_when_compiled$=kiln_tests"}
 CLI_TESTS = ["kiln_stream_cli_tests", "kiln_cli_race_tests", "kiln_cli_tests",
              "kiln_cli_map_tests", "kiln_formats_tests", "kiln_safetensors_tests", HTTP_TESTS]
 # The Python module's C++ (python/src): its pytest suite, which drives it

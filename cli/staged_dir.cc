@@ -63,8 +63,7 @@ TargetState InspectTarget(const std::string& target, std::string* error) {
 
 StagedDirectory::StagedDirectory(std::string target)
     : target_(std::move(target)), parent_(base::DirectoryOf(target_)) {
-  std::error_code ec;
-  fs::create_directories(parent_, ec);  // an error shows in mkdtemp's
+  MakeParents();
   int e = 0;
   {
     const base::SignalsHeld held;  // created and listed as one step
@@ -85,6 +84,30 @@ StagedDirectory::~StagedDirectory() {
   std::error_code ec;
   if (!path_.empty()) fs::remove_all(path_, ec);
   Unlist();
+  // The parents this run made, innermost first, each only while empty: a
+  // committed target (or anything another process put there) keeps them.
+  for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
+    if (::rmdir(it->c_str()) != 0) break;
+  }
+}
+
+// The missing directories above the staging directory, outermost first, as
+// mkdir -p makes them; made_ lists the ones this run made (one another
+// process made meanwhile is theirs). A failure shows in mkdtemp's error.
+void StagedDirectory::MakeParents() {
+  std::vector<std::string> missing;  // innermost first
+  for (std::string p = parent_; p != "." && p != "/"; p = base::DirectoryOf(p)) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 || errno != ENOENT) break;
+    missing.push_back(p);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0777) == 0) {
+      made_.push_back(*it);
+    } else if (errno != EEXIST) {
+      return;
+    }
+  }
 }
 
 void StagedDirectory::Unlist() {

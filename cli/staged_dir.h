@@ -7,7 +7,8 @@
 // written into: Commit() renames the staging directory over it. What each
 // failure leaves:
 // - before Commit, or Commit failing before its rename: the staging
-//   directory is removed; the target is as it was (absent, or whole);
+//   directory is removed, and so are the target's parents this run made
+//   (while they are empty); the target is as it was (absent, or whole);
 // - --force over an existing directory: the two are swapped atomically
 //   (renameat2 RENAME_EXCHANGE), or, where the file system cannot, the old
 //   one is renamed aside, the new one in, and the old one renamed back if
@@ -22,6 +23,7 @@
 #define KILN_CLI_STAGED_DIR_H_
 
 #include <string>
+#include <vector>
 
 namespace kiln::cli {
 
@@ -34,9 +36,11 @@ enum class TargetState { kAbsent, kEmptyDirectory, kDirectory, kNotADirectory, k
 
 class StagedDirectory {
  public:
-  // Creates the parent of `target` if needed, then PARENT/.kiln-XXXXXX.
+  // Creates the parent of `target` and its missing parents, as mkdir -p
+  // would, then PARENT/.kiln-XXXXXX.
   explicit StagedDirectory(std::string target);
-  // Without a successful Commit, removes the staging directory.
+  // Without a successful Commit, removes the staging directory and the
+  // parents the constructor made (rmdir: only those still empty).
   ~StagedDirectory();
   StagedDirectory(const StagedDirectory&) = delete;
   StagedDirectory& operator=(const StagedDirectory&) = delete;
@@ -56,6 +60,7 @@ class StagedDirectory {
   bool Fail(const std::string& what, int error_number);
   bool Swap();
   void Unlist();
+  void MakeParents();
 
   std::string target_;
   std::string parent_;
@@ -63,6 +68,7 @@ class StagedDirectory {
   int fd_ = -1;
   int slot_ = -1;  // in base's temporaries table (removed if kiln is killed)
   std::string error_;
+  std::vector<std::string> made_;  // the parents this run made, outermost first
 };
 
 }  // namespace kiln::cli

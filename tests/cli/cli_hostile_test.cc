@@ -1810,6 +1810,39 @@ TEST(CliHostile, UnpackWhoseStagingDirectoryCannotBeMadeIsAnIoError) {
   EXPECT_TRUE(Entries(o).empty()) << "left " << Entries(o)[0];
 }
 
+// unpack makes DIR's missing parents (as mkdir -p would); when it then
+// fails, "nothing changed" holds: the parents it made are removed again,
+// but not one that holds anything (here a file someone put there) or that
+// was there before. When it succeeds they stay, DIR inside them.
+TEST(CliHostile, UnpackThatFailsRemovesTheParentsItMade) {
+  TempDir tmp;
+  const fs::path in = tmp.path() / "in.klnt";
+  WriteFile(in, BigBlock(4096));
+  const fs::path o = tmp.path() / "o";
+  fs::create_directory(o);
+  const fs::path log = tmp.path() / "log";
+  const fs::path dir = o / "p" / "q" / "r" / "dir";
+  const Ran r = RunKilnFaulted({"unpack", in, dir}, {{"KILN_TEST_FAIL", "write:0:0"}}, log,
+                               tmp.path() / "out");
+  KILN_REQUIRE_HOOK(log, "write");
+  EXPECT_EQ(r.code(), 2) << r.err;
+  EXPECT_NE(r.err.find("; nothing changed\n"), std::string::npos) << r.err;
+  EXPECT_TRUE(Entries(o).empty()) << "left " << Entries(o)[0];
+  // A parent that was there stays; so does one another process filled.
+  fs::create_directory(o / "p");
+  fs::create_directory(o / "p" / "q");
+  WriteFile(o / "p" / "q" / "theirs", "x");
+  const Ran again = RunKilnFaulted({"unpack", in, dir}, {{"KILN_TEST_FAIL", "write:0:0"}}, log,
+                                   tmp.path() / "out");
+  EXPECT_EQ(again.code(), 2) << again.err;
+  EXPECT_EQ(Entries(o / "p" / "q"), std::vector<std::string>{"theirs"});
+  fs::remove(o / "p" / "q" / "theirs");
+  const Ran made = RunKilnWith({"unpack", in, dir}, -1, -1);
+  EXPECT_EQ(made.code(), 0) << made.err;
+  EXPECT_TRUE(fs::is_regular_file(dir / "index.tsv"));
+  EXPECT_EQ(Entries(o / "p" / "q" / "r"), std::vector<std::string>{"dir"});
+}
+
 // unpack's DIR as given, relative to the working directory: a trailing
 // slash and a one-letter name are a name, and so is "-" (unpack reads no
 // standard input); a DIR whose last part is . or .. is refused (a usage

@@ -1766,24 +1766,28 @@ TEST(CliHostile, OutputThatAcceptsNoByteIsAnIoError) {
   }
 }
 
+// kiln unpack of TMP/in.klnt (BigBlock(4096), written on first use) into
+// `dir` with KILN_TEST_FAIL=`fail`; the hooks log to TMP/log.
+Ran UnpackFaulted(const fs::path& tmp, const fs::path& dir, const std::string& fail) {
+  const fs::path in = tmp / "in.klnt";
+  if (!fs::exists(in)) WriteFile(in, BigBlock(4096));
+  return RunKilnFaulted({"unpack", in, dir}, {{"KILN_TEST_FAIL", fail}}, tmp / "log", tmp / "out");
+}
+
 // A file whose every write succeeded but whose close() fails (EIO that NFS
 // or a FUSE file system report only at close: the data may not be stored)
 // is not written: unpack reports it and changes nothing, for a tensor's
 // file and for the index alike.
 TEST(CliHostile, UnpackOfAFileWhoseCloseFailsIsAnIoError) {
   TempDir tmp;
-  const fs::path in = tmp.path() / "in.klnt";
-  WriteFile(in, BigBlock(4096));
   const fs::path o = tmp.path() / "o";
   for (const char* file : {"tensor-00000.npy", "index.tsv"}) {
     fs::remove_all(o);
     fs::create_directory(o);
-    const fs::path log = tmp.path() / "log";
     std::string fail = "close:0:5:";
     fail += file;  // not "..." + file: GCC 12's false -Wrestrict
-    const Ran r = RunKilnFaulted({"unpack", in, o / "dir"}, {{"KILN_TEST_FAIL", fail}}, log,
-                                 tmp.path() / "out");
-    KILN_REQUIRE_HOOK(log, "close");
+    const Ran r = UnpackFaulted(tmp.path(), o / "dir", fail);
+    KILN_REQUIRE_HOOK(tmp.path() / "log", "close");
     EXPECT_EQ(r.code(), 2) << file << ", status " << r.status << ": " << r.err;
     EXPECT_EQ(r.err, "kiln unpack: " + (o / "dir").string() + ": cannot write " + file +
                          ": Input/output error; nothing changed\n");
@@ -1796,14 +1800,10 @@ TEST(CliHostile, UnpackOfAFileWhoseCloseFailsIsAnIoError) {
 // before any file is written, and nothing is created.
 TEST(CliHostile, UnpackWhoseStagingDirectoryCannotBeMadeIsAnIoError) {
   TempDir tmp;
-  const fs::path in = tmp.path() / "in.klnt";
-  WriteFile(in, BigBlock(4096));
   const fs::path o = tmp.path() / "o";
   fs::create_directory(o);
-  const fs::path log = tmp.path() / "log";
-  const Ran r = RunKilnFaulted({"unpack", in, o / "dir"}, {{"KILN_TEST_FAIL", "mkdtemp:0:28"}}, log,
-                               tmp.path() / "out");
-  KILN_REQUIRE_HOOK(log, "mkdtemp");
+  const Ran r = UnpackFaulted(tmp.path(), o / "dir", "mkdtemp:0:28");
+  KILN_REQUIRE_HOOK(tmp.path() / "log", "mkdtemp");
   EXPECT_EQ(r.code(), 2) << r.status << ": " << r.err;
   EXPECT_EQ(r.err, "kiln unpack: " + (o / "dir").string() +
                        ": cannot create a directory beside it: No space left on device\n");
@@ -1816,15 +1816,11 @@ TEST(CliHostile, UnpackWhoseStagingDirectoryCannotBeMadeIsAnIoError) {
 // was there before. When it succeeds they stay, DIR inside them.
 TEST(CliHostile, UnpackThatFailsRemovesTheParentsItMade) {
   TempDir tmp;
-  const fs::path in = tmp.path() / "in.klnt";
-  WriteFile(in, BigBlock(4096));
   const fs::path o = tmp.path() / "o";
   fs::create_directory(o);
-  const fs::path log = tmp.path() / "log";
   const fs::path dir = o / "p" / "q" / "r" / "dir";
-  const Ran r = RunKilnFaulted({"unpack", in, dir}, {{"KILN_TEST_FAIL", "write:0:0"}}, log,
-                               tmp.path() / "out");
-  KILN_REQUIRE_HOOK(log, "write");
+  const Ran r = UnpackFaulted(tmp.path(), dir, "write:0:0");
+  KILN_REQUIRE_HOOK(tmp.path() / "log", "write");
   EXPECT_EQ(r.code(), 2) << r.err;
   EXPECT_NE(r.err.find("; nothing changed\n"), std::string::npos) << r.err;
   EXPECT_TRUE(Entries(o).empty()) << "left " << Entries(o)[0];
@@ -1832,12 +1828,11 @@ TEST(CliHostile, UnpackThatFailsRemovesTheParentsItMade) {
   fs::create_directory(o / "p");
   fs::create_directory(o / "p" / "q");
   WriteFile(o / "p" / "q" / "theirs", "x");
-  const Ran again = RunKilnFaulted({"unpack", in, dir}, {{"KILN_TEST_FAIL", "write:0:0"}}, log,
-                                   tmp.path() / "out");
+  const Ran again = UnpackFaulted(tmp.path(), dir, "write:0:0");
   EXPECT_EQ(again.code(), 2) << again.err;
   EXPECT_EQ(Entries(o / "p" / "q"), std::vector<std::string>{"theirs"});
   fs::remove(o / "p" / "q" / "theirs");
-  const Ran made = RunKilnWith({"unpack", in, dir}, -1, -1);
+  const Ran made = RunKilnWith({"unpack", tmp.path() / "in.klnt", dir}, -1, -1);
   EXPECT_EQ(made.code(), 0) << made.err;
   EXPECT_TRUE(fs::is_regular_file(dir / "index.tsv"));
   EXPECT_EQ(Entries(o / "p" / "q" / "r"), std::vector<std::string>{"dir"});

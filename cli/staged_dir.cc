@@ -63,13 +63,16 @@ TargetState InspectTarget(const std::string& target, std::string* error) {
 
 StagedDirectory::StagedDirectory(std::string target)
     : target_(std::move(target)), parent_(base::DirectoryOf(target_)) {
-  MakeParents();
   int e = 0;
-  {
+  // A parent another unpack made, and removed when it failed, between this
+  // one's look and its mkdtemp: made again (a few times, then the error).
+  for (int attempt = 0; attempt < 3 && path_.empty(); ++attempt) {
+    MakeParents();
     const base::SignalsHeld held;  // created and listed as one step
     path_ = MakeTempDirectory(parent_);
     e = errno;
     if (!path_.empty()) slot_ = base::ListTemporary(path_.c_str(), base::TemporaryKind::kDirectory);
+    if (e != ENOENT) break;
   }
   if (path_.empty()) {
     Fail("cannot create a directory beside it", e);
@@ -84,10 +87,15 @@ StagedDirectory::~StagedDirectory() {
   std::error_code ec;
   if (!path_.empty()) fs::remove_all(path_, ec);
   Unlist();
-  // The parents this run made, innermost first, each only while empty: a
-  // committed target (or anything another process put there) keeps them.
+  // The parents this run made, innermost first, each only while empty (a
+  // committed target is in one of them, and Commit forgets them) and still
+  // the directory it made (not one another process put at that path).
   for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
-    if (::rmdir(it->c_str()) != 0) break;
+    struct stat st {};
+    if (::lstat(it->path.c_str(), &st) != 0 || st.st_dev != it->dev || st.st_ino != it->ino ||
+        ::rmdir(it->path.c_str()) != 0) {
+      break;
+    }
   }
 }
 
@@ -102,11 +110,13 @@ void StagedDirectory::MakeParents() {
     missing.push_back(p);
   }
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    if (::mkdir(it->c_str(), 0777) == 0) {
-      made_.push_back(*it);
-    } else if (errno != EEXIST) {
+    if (::mkdir(it->c_str(), 0777) != 0) {
+      if (errno == EEXIST) continue;
       return;
     }
+    struct stat st {};
+    if (::lstat(it->c_str(), &st) != 0) return;
+    made_.push_back({*it, st.st_dev, st.st_ino});
   }
 }
 
@@ -148,6 +158,7 @@ bool StagedDirectory::Commit(bool replace) {
     return Fail("rename into place", errno);
   }
   path_.clear();
+  made_.clear();  // DIR is in them now
   Unlist();
   base::NoteOutputCommitted();
   SyncDirectory(parent_);
@@ -182,7 +193,8 @@ bool StagedDirectory::Swap() {
     return Fail("rename into place", errno);
   }
   path_.clear();
-  Unlist();  // what is left at a temporary name is the earlier directory
+  made_.clear();  // DIR is in them now
+  Unlist();       // what is left at a temporary name is the earlier directory
   base::NoteOutputCommitted();
   SyncDirectory(parent_);
   std::error_code ec;

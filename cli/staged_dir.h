@@ -22,6 +22,8 @@
 #ifndef KILN_CLI_STAGED_DIR_H_
 #define KILN_CLI_STAGED_DIR_H_
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -68,7 +70,12 @@ class StagedDirectory {
   int fd_ = -1;
   int slot_ = -1;  // in base's temporaries table (removed if kiln is killed)
   std::string error_;
-  std::vector<std::string> made_;  // the parents this run made, outermost first
+  struct Made {
+    std::string path;
+    dev_t dev;
+    ino_t ino;
+  };
+  std::vector<Made> made_;  // the parents this run made, outermost first
 };
 
 }  // namespace kiln::cli

@@ -1393,7 +1393,11 @@ TEST(CliHostile, InputTruncatedWhileMappedIsAnIoError) {
     });
     const std::string label = c.args[0] + ", " + c.variable + "=" + c.spec;
     if (fs::file_size(klnt) == block.size()) {
-      GTEST_SKIP() << label << ": the preloaded library did not cut the file";
+      // Only a sanitizer runtime linked into kiln keeps a preloaded fstat
+      // from running; anywhere else the count of fstat calls has changed.
+      if (testing::kAddressSanitizer) GTEST_SKIP() << label << ": the file was not cut";
+      ADD_FAILURE() << label << ": the file was not cut (kiln's fstat calls changed?)";
+      continue;
     }
     EXPECT_EQ(r.code(), 2) << label << ": status " << r.status << " " << r.err;
     EXPECT_NE(r.err.find("truncated while it was read"), std::string::npos) << label << r.err;
@@ -1767,11 +1771,14 @@ TEST(CliHostile, OutputThatAcceptsNoByteIsAnIoError) {
 }
 
 // kiln unpack of TMP/in.klnt (BigBlock(4096), written on first use) into
-// `dir` with KILN_TEST_FAIL=`fail`; the hooks log to TMP/log.
-Ran UnpackFaulted(const fs::path& tmp, const fs::path& dir, const std::string& fail) {
+// `dir` with KILN_TEST_FAIL=`fail` (and the other variables); the hooks
+// log to TMP/log.
+Ran UnpackFaulted(const fs::path& tmp, const fs::path& dir, const std::string& fail,
+                  std::vector<std::pair<std::string, std::string>> vars = {}) {
   const fs::path in = tmp / "in.klnt";
   if (!fs::exists(in)) WriteFile(in, BigBlock(4096));
-  return RunKilnFaulted({"unpack", in, dir}, {{"KILN_TEST_FAIL", fail}}, tmp / "log", tmp / "out");
+  vars.emplace_back("KILN_TEST_FAIL", fail);
+  return RunKilnFaulted({"unpack", in, dir}, vars, tmp / "log", tmp / "out");
 }
 
 // A file whose every write succeeded but whose close() fails (EIO that NFS
@@ -1802,10 +1809,11 @@ TEST(CliHostile, UnpackWhoseStagingDirectoryCannotBeMadeIsAnIoError) {
   TempDir tmp;
   const fs::path o = tmp.path() / "o";
   fs::create_directory(o);
-  const Ran r = UnpackFaulted(tmp.path(), o / "dir", "mkdtemp:0:28");
+  const fs::path dir = o / "p" / "q" / "dir";  // its parents made, then removed
+  const Ran r = UnpackFaulted(tmp.path(), dir, "mkdtemp:0:28");
   KILN_REQUIRE_HOOK(tmp.path() / "log", "mkdtemp");
   EXPECT_EQ(r.code(), 2) << r.status << ": " << r.err;
-  EXPECT_EQ(r.err, "kiln unpack: " + (o / "dir").string() +
+  EXPECT_EQ(r.err, "kiln unpack: " + dir.string() +
                        ": cannot create a directory beside it: No space left on device\n");
   EXPECT_TRUE(Entries(o).empty()) << "left " << Entries(o)[0];
 }
@@ -1824,14 +1832,24 @@ TEST(CliHostile, UnpackThatFailsRemovesTheParentsItMade) {
   EXPECT_EQ(r.code(), 2) << r.err;
   EXPECT_NE(r.err.find("; nothing changed\n"), std::string::npos) << r.err;
   EXPECT_TRUE(Entries(o).empty()) << "left " << Entries(o)[0];
-  // A parent that was there stays; so does one another process filled.
-  fs::create_directory(o / "p");
-  fs::create_directory(o / "p" / "q");
-  WriteFile(o / "p" / "q" / "theirs", "x");
+  // One that another process put a file into while kiln wrote (before it
+  // opens its first tensor's file) stays, with the parents above it; the
+  // empty one below goes.
+  WriteFile(tmp.path() / "theirs", "x");
+  const Ran filled = UnpackFaulted(
+      tmp.path(), dir, "write:0:0",
+      {{"KILN_TEST_RENAME_BEFORE_OPENAT", "1:tensor-00000.npy:" + (tmp.path() / "theirs").string() +
+                                              ">" + (o / "p" / "q" / "theirs").string()}});
+  KILN_REQUIRE_HOOK(tmp.path() / "log", "openat");
+  EXPECT_EQ(filled.code(), 2) << filled.err;
+  EXPECT_EQ(Entries(o), std::vector<std::string>{"p"});
+  EXPECT_EQ(Entries(o / "p"), std::vector<std::string>{"q"});
+  EXPECT_EQ(Entries(o / "p" / "q"), std::vector<std::string>{"theirs"});
+  // A parent that was there before stays.
+  fs::remove(o / "p" / "q" / "theirs");
   const Ran again = UnpackFaulted(tmp.path(), dir, "write:0:0");
   EXPECT_EQ(again.code(), 2) << again.err;
-  EXPECT_EQ(Entries(o / "p" / "q"), std::vector<std::string>{"theirs"});
-  fs::remove(o / "p" / "q" / "theirs");
+  EXPECT_EQ(Entries(o / "p" / "q"), std::vector<std::string>{});
   const Ran made = RunKilnWith({"unpack", tmp.path() / "in.klnt", dir}, -1, -1);
   EXPECT_EQ(made.code(), 0) << made.err;
   EXPECT_TRUE(fs::is_regular_file(dir / "index.tsv"));

@@ -329,7 +329,10 @@ __attribute__((visibility("default"))) ssize_t write(int fd, const void* buf, st
 }
 __attribute__((visibility("default"))) int close(int fd) {
   static const auto real = Next<int (*)(int)>("close");
-  if (std::getenv("KILN_TEST_FAIL") == nullptr) return real(fd);
+  // Every other close goes straight through: no allocation, no lookup (a
+  // cleanup signal handler closes descriptors too).
+  const char* const list = std::getenv("KILN_TEST_FAIL");
+  if (list == nullptr || std::strstr(list, "close:") == nullptr) return real(fd);
   char link[64];
   std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   char target[4096];

@@ -1816,6 +1816,24 @@ TEST(CliHostile, UnpackWhoseStagingDirectoryCannotBeMadeIsAnIoError) {
   EXPECT_EQ(r.err, "kiln unpack: " + dir.string() +
                        ": cannot create a directory beside it: No space left on device\n");
   EXPECT_TRUE(Entries(o).empty()) << "left " << Entries(o)[0];
+  // Tried once; a parent that vanished (ENOENT: another unpack that made
+  // it failed and removed it) is made again and tried twice more.
+  const auto tries = [&] {
+    const std::string text = "\n" + ReadAll(tmp.path() / "log");
+    std::size_t n = 0;
+    for (std::size_t at = text.find("\nmkdtemp\n"); at != std::string::npos;
+         at = text.find("\nmkdtemp\n", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(tries(), 1u);
+  const Ran gone = UnpackFaulted(tmp.path(), dir, "mkdtemp:0:2");
+  EXPECT_EQ(gone.code(), 2) << gone.err;
+  EXPECT_EQ(gone.err, "kiln unpack: " + dir.string() +
+                          ": cannot create a directory beside it: No such file or directory\n");
+  EXPECT_EQ(tries(), 3u);
+  EXPECT_TRUE(Entries(o).empty()) << "left " << Entries(o)[0];
 }
 
 // unpack makes DIR's missing parents (as mkdir -p would); when it then

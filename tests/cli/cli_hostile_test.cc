@@ -1872,6 +1872,12 @@ TEST(CliHostile, UnpackThatFailsRemovesTheParentsItMade) {
   EXPECT_EQ(made.code(), 0) << made.err;
   EXPECT_TRUE(fs::is_regular_file(dir / "index.tsv"));
   EXPECT_EQ(Entries(o / "p" / "q" / "r"), std::vector<std::string>{"dir"});
+  // A parent it made has a plain mkdir's mode: 0777 less the umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  struct stat st {};
+  ASSERT_EQ(::stat((o / "p" / "q" / "r").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0777 & ~mask);
 }
 
 // unpack's DIR as given, relative to the working directory: a trailing

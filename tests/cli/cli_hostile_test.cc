@@ -1872,6 +1872,12 @@ TEST(CliHostile, UnpackThatFailsRemovesTheParentsItMade) {
   EXPECT_EQ(made.code(), 0) << made.err;
   EXPECT_TRUE(fs::is_regular_file(dir / "index.tsv"));
   EXPECT_EQ(Entries(o / "p" / "q" / "r"), std::vector<std::string>{"dir"});
+  // A DIR whose parents name some twice ("x/./y"): each is made once, in
+  // one pass (an existing one is passed over, not taken for a failure).
+  const fs::path dotted = o / "x" / "." / "y" / "." / "z" / "." / "w" / "dir";
+  const Ran twice = RunKilnWith({"unpack", tmp.path() / "in.klnt", dotted}, -1, -1);
+  EXPECT_EQ(twice.code(), 0) << twice.err;
+  EXPECT_TRUE(fs::is_regular_file(o / "x" / "y" / "z" / "w" / "dir" / "index.tsv"));
   // A parent it made has a plain mkdir's mode: 0777 less the umask.
   const mode_t mask = ::umask(0);
   ::umask(mask);

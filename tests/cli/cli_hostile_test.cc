@@ -1462,10 +1462,19 @@ Ran RunKilnFaulted(const std::vector<std::string>& args,
   return r;
 }
 
-// Whether the hook `what` made its fault (a line of the log).
-bool HookRan(const fs::path& log, const std::string& what) {
-  return ("\n" + ReadAll(log)).find("\n" + what + "\n") != std::string::npos;
+// How many faults the hook `what` made (its lines in the log).
+std::size_t HookCount(const fs::path& log, const std::string& what) {
+  const std::string text = "\n" + ReadAll(log);
+  std::size_t n = 0;
+  for (std::size_t at = text.find("\n" + what + "\n"); at != std::string::npos;
+       at = text.find("\n" + what + "\n", at + 1)) {
+    ++n;
+  }
+  return n;
 }
+
+// Whether the hook `what` made its fault.
+bool HookRan(const fs::path& log, const std::string& what) { return HookCount(log, what) > 0; }
 
 // In a test body, after RunKilnFaulted: stops the test when the hook did not
 // run. A sanitizer runtime linked into kiln resolves some of these functions
@@ -1770,6 +1779,13 @@ TEST(CliHostile, OutputThatAcceptsNoByteIsAnIoError) {
   }
 }
 
+// This process's umask (which kiln inherits), read without changing it.
+mode_t Umask() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return mask;
+}
+
 // kiln unpack of TMP/in.klnt (BigBlock(4096), written on first use) into
 // `dir` with KILN_TEST_FAIL=`fail` (and the other variables); the hooks
 // log to TMP/log.
@@ -1818,21 +1834,12 @@ TEST(CliHostile, UnpackWhoseStagingDirectoryCannotBeMadeIsAnIoError) {
   EXPECT_TRUE(Entries(o).empty()) << "left " << Entries(o)[0];
   // Tried once; a parent that vanished (ENOENT: another unpack that made
   // it failed and removed it) is made again and tried twice more.
-  const auto tries = [&] {
-    const std::string text = "\n" + ReadAll(tmp.path() / "log");
-    std::size_t n = 0;
-    for (std::size_t at = text.find("\nmkdtemp\n"); at != std::string::npos;
-         at = text.find("\nmkdtemp\n", at + 1)) {
-      ++n;
-    }
-    return n;
-  };
-  EXPECT_EQ(tries(), 1u);
+  EXPECT_EQ(HookCount(tmp.path() / "log", "mkdtemp"), 1u);
   const Ran gone = UnpackFaulted(tmp.path(), dir, "mkdtemp:0:2");
   EXPECT_EQ(gone.code(), 2) << gone.err;
   EXPECT_EQ(gone.err, "kiln unpack: " + dir.string() +
                           ": cannot create a directory beside it: No such file or directory\n");
-  EXPECT_EQ(tries(), 3u);
+  EXPECT_EQ(HookCount(tmp.path() / "log", "mkdtemp"), 3u);
   EXPECT_TRUE(Entries(o).empty()) << "left " << Entries(o)[0];
 }
 
@@ -1879,8 +1886,7 @@ TEST(CliHostile, UnpackThatFailsRemovesTheParentsItMade) {
   EXPECT_EQ(twice.code(), 0) << twice.err;
   EXPECT_TRUE(fs::is_regular_file(o / "x" / "y" / "z" / "w" / "dir" / "index.tsv"));
   // A parent it made has a plain mkdir's mode: 0777 less the umask.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
+  const mode_t mask = Umask();
   struct stat st {};
   ASSERT_EQ(::stat((o / "p" / "q" / "r").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0777 & ~mask);
@@ -1902,8 +1908,7 @@ TEST(CliHostile, UnpackTargetNamesAreReadAsGiven) {
     EXPECT_TRUE(fs::is_regular_file(tmp.path() / made / "tensor-00000.npy")) << made;
   }
   // Its files are made as any program's: 0666 less the umask kiln inherits.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
+  const mode_t mask = Umask();
   for (const char* file : {"e/tensor-00000.npy", "e/index.tsv"}) {
     struct stat st {};
     ASSERT_EQ(::stat((tmp.path() / file).c_str(), &st), 0) << file;

@@ -62,16 +62,22 @@ namespace {
 using MmapFn = void* (*)(void*, std::size_t, int, int, int, off_t);
 using FstatFn = int (*)(int, struct stat*);
 
-// Whether `fd` is open on `path`.
-bool OpenOn(int fd, const char* path) {
+// The path `fd` is open on, into `target` (NUL-terminated); false when fd
+// is not open (or /proc is not mounted).
+bool PathOf(int fd, char (&target)[4096]) {
   if (fd < 0) return false;
   char link[64];
   std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-  char target[4096];
   const ssize_t n = ::readlink(link, target, sizeof(target) - 1);
   if (n < 0) return false;
   target[n] = '\0';
-  return std::strcmp(target, path) == 0;
+  return true;
+}
+
+// Whether `fd` is open on `path`.
+bool OpenOn(int fd, const char* path) {
+  char target[4096];
+  return PathOf(fd, target) && std::strcmp(target, path) == 0;
 }
 
 // "SIZE:PATH": cuts PATH to SIZE.
@@ -333,13 +339,9 @@ __attribute__((visibility("default"))) int close(int fd) {
   // cleanup signal handler closes descriptors too).
   const char* const list = std::getenv("KILN_TEST_FAIL");
   if (list == nullptr || std::strstr(list, "close:") == nullptr) return real(fd);
-  char link[64];
-  std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   char target[4096];
-  const ssize_t n = fd < 0 ? -1 : ::readlink(link, target, sizeof(target) - 1);
   const char* name = nullptr;
-  if (n > 0) {
-    target[n] = '\0';
+  if (PathOf(fd, target)) {
     const char* slash = std::strrchr(target, '/');
     name = slash == nullptr ? target : slash + 1;
   }

@@ -25,6 +25,11 @@ internal::RawDescriptor Decode(internal::Bytes block, std::uint32_t i) {
   return internal::DecodeDescriptor(internal::DescriptorAt(block, i));
 }
 
+// The plain-descriptor fast path as Parse calls it for this block.
+bool PlainOk(const internal::RawDescriptor& d, const HeaderInfo& h) {
+  return h.has_names() ? internal::PlainFieldsOk<true>(d, h) : internal::PlainFieldsOk<false>(d, h);
+}
+
 // Every rule group in order, with no fast path and no shortcut.
 Check CheckRuleByRule(const Buffer& b) {
   const Result<HeaderInfo> hr = internal::CheckHeader(b, Limits{});
@@ -126,8 +131,7 @@ void ExpectSameVerdict(const Buffer& b, const std::string& what, Tally& tally) {
     const auto again = internal::EncodeDescriptor(d);
     ASSERT_TRUE(std::equal(again.begin(), again.end(), bytes.begin()))
         << what << ": descriptor " << i << " does not survive decode then encode";
-    const bool plain = hr.value().has_names() ? internal::PlainFieldsOk<true>(d, hr.value())
-                                              : internal::PlainFieldsOk<false>(d, hr.value());
+    const bool plain = PlainOk(d, hr.value());
     if (!plain) {
       // It takes every valid descriptor of a fixed-width dtype with no
       // layout and no quantisation (but a shape with a zero dimension whose
@@ -198,10 +202,7 @@ TEST(FastPath, EveryDtypeCodeSameVerdict) {
     const internal::Bytes block = std::span(original).first(hr.value().block_length);
     for (std::uint32_t i = 0; i < hr.value().tensor_count; ++i) {
       const internal::RawDescriptor plain = Decode(block, i);
-      if (!(hr.value().has_names() ? internal::PlainFieldsOk<true>(plain, hr.value())
-                                   : internal::PlainFieldsOk<false>(plain, hr.value()))) {
-        continue;
-      }
+      if (!PlainOk(plain, hr.value())) continue;
       if (plain.byte_length == 0) ++empty;
       const std::size_t at =
           static_cast<std::size_t>(internal::DescriptorAt(block, i).data() - block.data());
@@ -219,9 +220,7 @@ TEST(FastPath, EveryDtypeCodeSameVerdict) {
         const DtypeInfo* info = FindDtype(code);
         if (code != plain.dtype && info != nullptr && info->bits == FindDtype(plain.dtype)->bits) {
           ++same_width;
-          EXPECT_TRUE(hr.value().has_names() ? internal::PlainFieldsOk<true>(d, hr.value())
-                                             : internal::PlainFieldsOk<false>(d, hr.value()))
-              << what;
+          EXPECT_TRUE(PlainOk(d, hr.value())) << what;
         }
       }
     }

@@ -283,6 +283,48 @@ TEST(NameTable, OverlappingNamesAreN3AtTheFirstThatDoesNotFollowOn) {
   EXPECT_EQ(r.error().offset, testing::Desc(1, testing::kNameOff));
 }
 
+// Two distinct names whose hashes agree in every bit a table of two or
+// three tensors looks at first: the group (bit 2: 8 slots in two groups for
+// three tensors, one group for two) and the tag (bits 34 to 63, above the
+// two index bits). Found by search among "t0", "t1", ...: the table must
+// compare such names byte by byte and pass over the slot whose tag matches
+// and whose name does not, wherever it is in the group, and still find a
+// real repeat behind it.
+TEST(NameTable, DistinctNamesWithTheSameTagAreToldApart) {
+  std::array<std::uint8_t, 16 + 16> buf{};  // HashName reads 16 bytes before a name
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> keys;
+  for (std::uint32_t i = 0; i < (1u << 18); ++i) {
+    std::string name = "t";
+    name += std::to_string(i);
+    std::copy(name.begin(), name.end(), buf.begin() + 16);
+    const std::uint64_t h = internal::HashName(internal::Bytes(buf), 16, name.size());
+    keys.emplace_back(((h >> 34) << 1) | ((h >> 2) & 1), i);
+  }
+  std::sort(keys.begin(), keys.end());
+  const auto same = std::adjacent_find(
+      keys.begin(), keys.end(), [](const auto& x, const auto& y) { return x.first == y.first; });
+  ASSERT_NE(same, keys.end()) << "no two names share a tag";
+  std::string a = "t", b = "t";
+  a += std::to_string(same->second);
+  b += std::to_string(std::next(same)->second);
+
+  for (const std::vector<std::string>& names :
+       {std::vector<std::string>{a, b}, {b, a}, {a, b, "u"}, {b, a, "u"}}) {
+    const Result<Directory> r = Parse(Block(names));
+    EXPECT_TRUE(r.ok()) << a << " " << b << ": " << r.error().ToString();
+  }
+  for (const auto& [names, first] : std::vector<std::pair<std::vector<std::string>, std::uint32_t>>{
+           {{a, b, b}, 1}, {{a, b, a}, 0}, {{b, a, a}, 1}, {{b, a, b}, 0}}) {
+    const Result<Directory> r = Parse(Block(names));
+    ASSERT_FALSE(r.ok()) << names[0] << " " << names[1] << " " << names[2];
+    EXPECT_EQ(r.error().rule, Rule::N5);
+    EXPECT_EQ(r.error().tensor, 2u);
+    EXPECT_NE(r.error().message.find("repeats the name of tensor " + std::to_string(first)),
+              std::string::npos)
+        << r.error().message;
+  }
+}
+
 // 256 crafted names whose probes all start in one group: the table runs
 // past its probe budget (shown below by filling a table as Parse does), so
 // N5 is left to the sorting fallback, which must still accept the distinct

@@ -67,6 +67,24 @@ TEST(InputFile, DescriptorZeroIsAFile) {
 
 std::size_t NoPrefix(std::span<const std::uint8_t>) { return 0; }
 
+// A file mapped whole: ok(), no failed step, errno value 0 and no message
+// (as documented for success), its bytes, and no cut; an empty file maps
+// nothing and is ok the same way.
+TEST(MappedInput, AFileMappedWholeReportsNoError) {
+  const testing::ScratchDir dir;
+  std::ofstream(dir / "five") << "12345";
+  std::ofstream(dir / "empty").close();
+  for (const std::string content : {"12345", ""}) {
+    const base::MappedInput in(dir / (content.empty() ? "empty" : "five"), &NoPrefix);
+    ASSERT_TRUE(in.ok()) << in.error();
+    EXPECT_EQ(in.what(), nullptr);
+    EXPECT_EQ(in.error_number(), 0);
+    EXPECT_EQ(in.error(), "");
+    EXPECT_EQ(std::string(in.bytes().begin(), in.bytes().end()), content);
+    EXPECT_FALSE(in.cut());
+  }
+}
+
 // A failure keeps open()'s own errno: a missing file is ENOENT (what a
 // binding turns into FileNotFoundError), not a generic EIO.
 TEST(MappedInput, AFailedOpenKeepsItsErrno) {

@@ -109,6 +109,22 @@ TEST(OutputFile, NoReplaceRenameRefusedForAnotherReasonIsAnError) {
   EXPECT_EQ(st, 0) << "step " << st << " failed";
 }
 
+// error_number() is 0 while ok(), as documented: after the temporary is
+// made, after a write, after the commit.
+TEST(OutputFile, ErrorNumberIsZeroWhileOk) {
+  testing::ScratchDir tmp;
+  const std::uint8_t bytes[3] = {1, 2, 3};
+  base::OutputFile f(tmp / "out");
+  ASSERT_TRUE(f.ok()) << f.error();
+  EXPECT_EQ(f.error_number(), 0);
+  ASSERT_TRUE(f.Write(bytes)) << f.error();
+  EXPECT_EQ(f.error_number(), 0);
+  ASSERT_TRUE(f.Commit()) << f.error();
+  EXPECT_TRUE(f.ok());
+  EXPECT_EQ(f.error_number(), 0);
+  EXPECT_EQ(Names(tmp.path()), std::set<std::string>{"out"});
+}
+
 // A stale errno left by the caller, one that means "no RENAME_NOREPLACE
 // here", does not make a successful renameat2 look failed: committed once,
 // nothing else left.

@@ -1,12 +1,13 @@
 // base::GuardMapping's table when it is full.
 //
-// The table holds kMaxGuardedMappings mappings: a process with that many
-// inputs mapped at once has every one of them guarded, the last as much as
-// the first, and only one more is refused (-1). The last mapping is then
-// truncated by "another process" and its lost tail read: the read sees
-// zeros and the input reports the cut, where an unguarded mapping would die
-// of SIGBUS. Run in a child process, so that a SIGBUS fails the test
-// instead of killing the test binary.
+// The table holds 4,096 mappings (kMaxGuardedMappings, the number
+// SECURITY.md gives users): a process with that many inputs mapped at once
+// has every one of them guarded, the last as much as the first, and only
+// one more is refused (-1). The last mapping is then truncated by "another
+// process" and its lost tail read: the read sees zeros and the input
+// reports the cut, where an unguarded mapping would die of SIGBUS. Run in a
+// child process, so that a SIGBUS fails the test instead of killing the
+// test binary.
 //
 // And a MappedInput gives its mapping back when it is destroyed: a
 // program that validates many files one after another (kiln validate a
@@ -116,9 +117,11 @@ void ExpectedFaultHandler(int sig, siginfo_t* info, void* context) {
 
 int FillTheTableThenCutTheLastMapping(const std::string& path) {
   const std::size_t page = PageSize();
-  // kMaxGuardedMappings - 1 other mappings, one page each, at distinct
-  // addresses (plus one page for the refused one at the end).
-  const std::size_t others = kMaxGuardedMappings - 1;
+  // 4,095 other mappings, one page each, at distinct addresses (plus one
+  // page for the refused one at the end): the documented 4,096 with the
+  // input, so a table of another size fails here, not only the constant.
+  constexpr std::size_t kDocumentedCapacity = 4096;  // SECURITY.md
+  const std::size_t others = kDocumentedCapacity - 1;
   void* const area =
       ::mmap(nullptr, (others + 1) * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (area == MAP_FAILED) return kNoAddressSpace;

@@ -377,13 +377,15 @@ TEST(OutputFile, AnIgnoredSignalStaysIgnored) {
   EXPECT_EQ(Names(tmp.path()), std::set<std::string>{"out"});
 }
 
-// The temporaries table holds exactly kMaxTemporaries paths, in slots 0 to
-// kMaxTemporaries - 1; one more does not fit (-1); a slot given back is
-// taken again, the first included; -1 and numbers past the table are
-// ignored by UnlistTemporary. In a child: the table is the process's.
+// The temporaries table holds exactly 16 paths (kMaxTemporaries, the
+// number SECURITY.md gives; counted here, not read from the constant), in
+// slots 0 to 15; one more does not fit (-1); a slot given back is taken
+// again, the first included; -1 and numbers past the table are ignored by
+// UnlistTemporary. In a child: the table is the process's.
 int TableOfExactlyKMaxTemporaries() {
+  constexpr int kDocumentedCapacity = 16;  // SECURITY.md
   std::set<int> slots;
-  for (int i = 0; i < base::kMaxTemporaries; ++i) {
+  for (int i = 0; i < kDocumentedCapacity; ++i) {
     const int slot = base::ListTemporary("/nonexistent/kiln-test", base::TemporaryKind::kFile);
     if (slot < 0 || slot >= base::kMaxTemporaries || !slots.insert(slot).second) return 1;
   }

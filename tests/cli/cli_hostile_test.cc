@@ -1736,6 +1736,34 @@ TEST(CliHostile, FifoWhoseFirstReadFailsIsAnIoErrorAtOnce) {
   }
 }
 
+// A FIFO with no writer reads as end of file (0) whatever errno holds, and
+// a read() that succeeds may leave errno as it likes (POSIX): one that
+// still says EAGAIN (left by an earlier call) must not be taken for "a
+// writer is connected, nothing sent yet", whose stream would then end at
+// once as a truncated block (exit 1, a false verdict). Waited on for two
+// seconds and reported as a FIFO with no writer, for validate and ingest.
+TEST(CliHostile, FifoWithNoWriterIsNotTakenForOneByAStaleErrno) {
+  TempDir tmp;
+  const fs::path fifo = tmp.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directory(tmp.path() / "o");
+  const std::pair<std::vector<std::string>, std::string> commands[] = {
+      {{"validate", fifo}, "kiln: "},
+      {{"ingest", "--from", fifo, tmp.path() / "o/out.klnt"}, "kiln ingest: "},
+  };
+  for (const auto& [args, prefix] : commands) {
+    const fs::path log = tmp.path() / "log";
+    const Ran r =
+        RunKilnFaulted(args, {{"KILN_TEST_FAIL", "read_errno:0:" + std::to_string(EAGAIN)}}, log,
+                       tmp.path() / "out");
+    KILN_REQUIRE_HOOK(log, "read_errno");
+    EXPECT_EQ(r.code(), 2) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.err, prefix + fifo.string() + ": a FIFO with no writer (waited 2000 ms)\n")
+        << args[0];
+    EXPECT_TRUE(Entries(tmp.path() / "o").empty()) << args[0];
+  }
+}
+
 // An output whose write() accepts nothing (returns 0: a device, or a FUSE
 // file system that takes no byte) is an I/O error, exit 2, and nothing is
 // left: never a loop that calls write() for ever, never a file committed

@@ -15,7 +15,9 @@
 //   FUNC fails with ERRNO; with PATH, only calls whose (destination) path is
 //   PATH count. FUNC: rename, renameat2 (PATH: the new name), fdopendir,
 //   readdir (returns NULL: the end of a listing that failed part way),
-//   fcntl_setfl (fcntl(F_SETFL): flags that cannot be changed), read, poll,
+//   fcntl_setfl (fcntl(F_SETFL): flags that cannot be changed), read,
+//   read_errno (the read is made, and one that succeeds leaves errno set to
+//   ERRNO, as POSIX allows a successful call to: a stale value), poll,
 //   write (ERRNO 0: returns 0, nothing written, errno untouched: a device or
 //   a FUSE file that accepts no byte), close (the descriptor is closed, then
 //   the error is returned: an EIO that NFS or FUSE report only at close;
@@ -321,7 +323,9 @@ __attribute__((visibility("default"))) ssize_t read(int fd, void* buf, std::size
     errno = error;
     return -1;
   }
-  return real(fd, buf, n);
+  const ssize_t got = real(fd, buf, n);
+  if (got >= 0 && Fails("read_errno", nullptr, &error)) errno = error;
+  return got;
 }
 __attribute__((visibility("default"))) ssize_t write(int fd, const void* buf, std::size_t n) {
   static const auto real = Next<ssize_t (*)(int, const void*, std::size_t)>("write");

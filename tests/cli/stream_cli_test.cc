@@ -9,11 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <span>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "kiln/writer.h"
 #include "size_arg.h"
 #include "stream_input.h"
+#include "support/block_builder.h"
 #include "support/golden.h"
 #include "support/paths.h"
 #include "support/write_block.h"
@@ -326,6 +330,44 @@ TEST_F(Ingest, FullDiskIsExit2AndLeavesNothing) {
   const KilnRun r = Kiln({"ingest", Out()}, b);
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(Entries().empty());
+}
+
+// ReadStream reads at most 1 MiB at a time (its buffer, the memory
+// docs/performance.md gives it): a block of some 3 MiB in a regular file,
+// whose reads return all they ask for, reaches the sink in chunks of at
+// most 1 MiB, the full ones exactly 1 MiB, every byte once and in order.
+TEST(ReadStream, ReadsAtMost1MiBAtATime) {
+  testing::BlockSpec spec;
+  testing::TensorSpec t;
+  t.shape = {(std::uint64_t{3} << 20) / 4 + 1000};  // f32
+  spec.tensors.push_back(t);
+  const Buffer block = testing::Build(spec);
+  const fs::path path =
+      fs::temp_directory_path() / ("kiln-read-stream-" + std::to_string(::getpid()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(block.data()),
+             static_cast<std::streamsize>(block.size()));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  StreamValidator v;
+  std::vector<std::size_t> sizes;
+  Buffer seen;
+  std::ostringstream err;
+  const cli::StreamOutcome o = cli::ReadStream(
+      fd, v,
+      [&](std::span<const std::uint8_t> chunk) {
+        sizes.push_back(chunk.size());
+        seen.insert(seen.end(), chunk.begin(), chunk.end());
+        return true;
+      },
+      err, "-", 0);
+  ::close(fd);
+  fs::remove(path);
+  EXPECT_EQ(o.io_error, "");
+  EXPECT_FALSE(o.error.has_value()) << o.error->ToString();
+  EXPECT_TRUE(seen == block) << seen.size() << " bytes of " << block.size();
+  ASSERT_FALSE(sizes.empty());
+  EXPECT_EQ(*std::max_element(sizes.begin(), sizes.end()), std::size_t{1} << 20);
 }
 
 TEST(SizeArg, SuffixesAreBinary) {

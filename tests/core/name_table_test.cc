@@ -7,6 +7,7 @@
 // the sorting fallback alike.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <map>
 #include <optional>
 #include <random>
@@ -288,9 +289,15 @@ TEST(NameTable, OverlappingNamesAreN3AtTheFirstThatDoesNotFollowOn) {
 // three tensors, one group for two) and the tag (bits 34 to 63, above the
 // two index bits). Found by search among "t0", "t1", ...: the table must
 // compare such names byte by byte and pass over the slot whose tag matches
-// and whose name does not, wherever it is in the group, and still find a
-// real repeat behind it.
+// and whose name does not (the group's first slot or its second), and still
+// find a real repeat behind it.
 TEST(NameTable, DistinctNamesWithTheSameTagAreToldApart) {
+  // The table's shape the key below rests on (name_table.h): 4 and 8 words
+  // in groups of 4, and index_bits = bit_width(2) = bit_width(3) = 2.
+  ASSERT_EQ(ScratchWords(2), 4u);
+  ASSERT_EQ(ScratchWords(3), 8u);
+  ASSERT_EQ(internal::NameTable::kGroup, 4u);
+  ASSERT_EQ(std::bit_width(3u), 2);
   std::array<std::uint8_t, 16 + 16> buf{};  // HashName reads 16 bytes before a name
   std::vector<std::pair<std::uint64_t, std::uint32_t>> keys;
   for (std::uint32_t i = 0; i < (1u << 18); ++i) {

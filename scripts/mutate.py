@@ -761,12 +761,18 @@ def reusable(row, listing, tests_now):
     return row["tests"] == tests_now
 
 
-def ledger_choice(row, listing, tests_now, retest=False, unmeasured=False):
+def ledger_choice(row, listing, tests_now, retest=False, unmeasured=False, fresh=False):
     """What a run does with a chosen mutant and its ledger row (or None):
     "run" it, "reuse" the row (reported, not run), or "skip" it (--unmeasured:
-    a measured mutant is neither run nor reported)."""
+    a measured mutant is neither run nor reported). `fresh`: a mutant of the
+    gate's random sample, which is measured on this tree whatever the ledger
+    says (the figure is measured, not looked up), but a person's reading of
+    an equivalence and a mutant that does not build, which a run cannot
+    overturn but by a kill, stand."""
     if row and unmeasured and row["result"] != "pending":
         return "skip"
+    if fresh and not (row and row["result"] in ("equivalent", "invalid")):
+        return "run"
     if row and not retest and reusable(row, listing, tests_now):
         return "reuse"
     return "run"
@@ -894,6 +900,7 @@ def main():
             return False
         chosen = [m for m in chosen if wanted(m)]
     gate = []
+    fresh = set()  # the gate's sample: measured on this tree, not read from the ledger
     if args.changed:
         base = ledger_commit(args.ledger or LEDGER) if args.changed == "ledger" else args.changed
         if not base:
@@ -915,6 +922,7 @@ def main():
               "(seed %d, from HEAD)" % (len(gate), base[:12], len(sample), len(rest),
                                         args.seed), flush=True)
         chosen = gate + sample
+        fresh.update(sample)
         args.confirm = True
     elif args.sample:
         chosen = stratified(chosen, args.sample, args.seed)
@@ -1026,7 +1034,8 @@ def main():
         todo = []
         for m in chosen:
             row = rows.get(keys[m])
-            choice = ledger_choice(row, listing, tests_now, args.retest, args.unmeasured)
+            choice = ledger_choice(row, listing, tests_now, args.retest, args.unmeasured,
+                                   fresh=m in fresh)
             if choice == "reuse":
                 results.append((m[0], m[1], m[2], row["result"], row["detail"], True))
             elif choice == "run":

@@ -231,8 +231,10 @@ bash scripts/check_hardening.sh build/release-clang++
 # The gate: every mutant on the lines changed since the ledger's commit
 # (mutation/ledger.tsv) must be killed or recorded equivalent (a mutant the
 # ledger already records by its hash is not run again); then a sample of
-# the rest drawn with a seed from HEAD, so the kill rate is measured on
-# mutants nobody tuned the tests to, reported and held to a floor. Tests
+# the rest drawn with a seed from HEAD, measured on this tree whatever the
+# ledger says (only its equivalences and invalid mutants stand), so the kill
+# rate is measured on mutants nobody tuned the tests to, reported and held
+# to a floor. Tests
 # are chosen by the coverage map when one is cached (scripts/covmap.py),
 # else by folder. The budget stops starting mutants (the gate's first).
 step "mutation testing: the changed lines' mutants and a fresh sample (docs/mutation.md)"

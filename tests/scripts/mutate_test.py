@@ -167,6 +167,20 @@ class Selection(unittest.TestCase):
             self.assertEqual(choice(None, {}, "new", **flags), "run")
             self.assertEqual(choice(pending, {}, "old", **flags), "run")
 
+    def test_the_gates_sample_is_measured_not_read_from_the_ledger(self):
+        listing = {"A.One": ([], ".")}
+        killed = {"result": "killed", "detail": "A.One", "tests": "t", "file": "cli/x.cc"}
+        survived = dict(killed, result="survived", detail="")
+        choice = mutate.ledger_choice
+        self.assertEqual(choice(killed, listing, "t"), "reuse")
+        self.assertEqual(choice(killed, listing, "t", fresh=True), "run")
+        self.assertEqual(choice(survived, listing, "t", fresh=True), "run")
+        self.assertEqual(choice(None, listing, "t", fresh=True), "run")
+        # A person's reading and a mutant that does not build stand.
+        for result in ("equivalent", "invalid"):
+            self.assertEqual(choice(dict(killed, result=result), listing, "t", fresh=True),
+                             "reuse")
+
     def test_a_kill_stands_while_its_test_is_listed_parameterized_or_not(self):
         listing = {"A.One": ([], "."), "R/T.Reports/O1_Len  # GetParam() = O1_Len": ([], ".")}
         row = {"result": "killed", "detail": "R/T.Reports/O1_Len", "tests": "old"}

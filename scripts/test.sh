@@ -234,9 +234,9 @@ bash scripts/check_hardening.sh build/release-clang++
 # the rest drawn with a seed from HEAD, measured on this tree whatever the
 # ledger says (only its equivalences and invalid mutants stand), so the kill
 # rate is measured on mutants nobody tuned the tests to, reported and held
-# to a floor. Tests
-# are chosen by the coverage map when one is cached (scripts/covmap.py),
-# else by folder. The budget stops starting mutants (the gate's first).
+# to a floor. Tests are chosen by the coverage map when one is cached
+# (scripts/covmap.py), else by folder. The budget stops starting mutants
+# (the gate's first).
 step "mutation testing: the changed lines' mutants and a fresh sample (docs/mutation.md)"
 python3 scripts/mutate.py --build build/default --changed --sample "${KILN_MUTANTS:-16}" \
   --min-kill 0.5 --budget "${KILN_MUTATION_SECONDS:-270}"

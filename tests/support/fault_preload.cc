@@ -17,7 +17,8 @@
 //   readdir (returns NULL: the end of a listing that failed part way),
 //   fcntl_setfl (fcntl(F_SETFL): flags that cannot be changed), read,
 //   read_errno (the read is made, and one that succeeds leaves errno set to
-//   ERRNO, as POSIX allows a successful call to: a stale value), poll,
+//   ERRNO, as POSIX allows a successful call to: a stale value; N counts
+//   the reads that succeed), poll,
 //   write (ERRNO 0: returns 0, nothing written, errno untouched: a device or
 //   a FUSE file that accepts no byte), close (the descriptor is closed, then
 //   the error is returned: an EIO that NFS or FUSE report only at close;

@@ -125,6 +125,16 @@ void StagedDirectory::Unlist() {
   slot_ = -1;
 }
 
+// DIR is in place: nothing of this run is removed any more (not the staging
+// name, not the parents, which hold DIR now), and the rename is made durable.
+void StagedDirectory::Committed() {
+  path_.clear();
+  made_.clear();
+  Unlist();
+  base::NoteOutputCommitted();
+  SyncDirectory(parent_);
+}
+
 bool StagedDirectory::Fail(const std::string& what, int error_number) {
   if (error_.empty()) error_ = what + ": " + std::strerror(error_number);
   return false;
@@ -157,11 +167,7 @@ bool StagedDirectory::Commit(bool replace) {
     }
     return Fail("rename into place", errno);
   }
-  path_.clear();
-  made_.clear();  // DIR is in them now
-  Unlist();
-  base::NoteOutputCommitted();
-  SyncDirectory(parent_);
+  Committed();
   return true;
 }
 
@@ -192,11 +198,7 @@ bool StagedDirectory::Swap() {
   } else {
     return Fail("rename into place", errno);
   }
-  path_.clear();
-  made_.clear();  // DIR is in them now
-  Unlist();       // what is left at a temporary name is the earlier directory
-  base::NoteOutputCommitted();
-  SyncDirectory(parent_);
+  Committed();  // what is left at a temporary name is the earlier directory
   std::error_code ec;
   fs::remove_all(old, ec);  // unlinks links, never follows them
   if (ec) {

@@ -62,6 +62,7 @@ class StagedDirectory {
   bool Fail(const std::string& what, int error_number);
   bool Swap();
   void Unlist();
+  void Committed();
   void MakeParents();
 
   std::string target_;

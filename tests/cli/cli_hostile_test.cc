@@ -1713,11 +1713,11 @@ TEST(CliHostile, StreamThatStaysNonBlockingIsPolled) {
   }
 }
 
-// A named FIFO whose first read fails (EIO: a failing device, or a FUSE
-// file that says it is a FIFO) is an I/O error at once, for validate and
-// for ingest --from: never taken for "no writer yet" and waited on for two
-// seconds, then reported as a FIFO with no writer.
-TEST(CliHostile, FifoWhoseFirstReadFailsIsAnIoErrorAtOnce) {
+// validate and ingest --from of a named FIFO with no writer, under
+// KILN_TEST_FAIL=`fail` (the hook `hook` must run): exit 2 with the
+// message "PREFIX FIFO: `why`", and nothing written.
+void ExpectFifoReadFaultIsAnIoError(const std::string& fail, const std::string& hook,
+                                    const std::string& why) {
   TempDir tmp;
   const fs::path fifo = tmp.path() / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
@@ -1728,12 +1728,20 @@ TEST(CliHostile, FifoWhoseFirstReadFailsIsAnIoErrorAtOnce) {
   };
   for (const auto& [args, prefix] : commands) {
     const fs::path log = tmp.path() / "log";
-    const Ran r = RunKilnFaulted(args, {{"KILN_TEST_FAIL", "read:1:5"}}, log, tmp.path() / "out");
-    KILN_REQUIRE_HOOK(log, "read");
+    const Ran r = RunKilnFaulted(args, {{"KILN_TEST_FAIL", fail}}, log, tmp.path() / "out");
+    KILN_REQUIRE_HOOK(log, hook);
     EXPECT_EQ(r.code(), 2) << args[0] << ": " << r.err;
-    EXPECT_EQ(r.err, prefix + fifo.string() + ": read: Input/output error\n") << args[0];
+    EXPECT_EQ(r.err, prefix + fifo.string() + ": " + why + "\n") << args[0];
     EXPECT_TRUE(Entries(tmp.path() / "o").empty()) << args[0];
   }
+}
+
+// A named FIFO whose first read fails (EIO: a failing device, or a FUSE
+// file that says it is a FIFO) is an I/O error at once, for validate and
+// for ingest --from: never taken for "no writer yet" and waited on for two
+// seconds, then reported as a FIFO with no writer.
+TEST(CliHostile, FifoWhoseFirstReadFailsIsAnIoErrorAtOnce) {
+  ExpectFifoReadFaultIsAnIoError("read:1:5", "read", "read: Input/output error");
 }
 
 // A FIFO with no writer reads as end of file (0) whatever errno holds, and
@@ -1743,25 +1751,8 @@ TEST(CliHostile, FifoWhoseFirstReadFailsIsAnIoErrorAtOnce) {
 // once as a truncated block (exit 1, a false verdict). Waited on for two
 // seconds and reported as a FIFO with no writer, for validate and ingest.
 TEST(CliHostile, FifoWithNoWriterIsNotTakenForOneByAStaleErrno) {
-  TempDir tmp;
-  const fs::path fifo = tmp.path() / "fifo";
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  fs::create_directory(tmp.path() / "o");
-  const std::pair<std::vector<std::string>, std::string> commands[] = {
-      {{"validate", fifo}, "kiln: "},
-      {{"ingest", "--from", fifo, tmp.path() / "o/out.klnt"}, "kiln ingest: "},
-  };
-  for (const auto& [args, prefix] : commands) {
-    const fs::path log = tmp.path() / "log";
-    const Ran r =
-        RunKilnFaulted(args, {{"KILN_TEST_FAIL", "read_errno:0:" + std::to_string(EAGAIN)}}, log,
-                       tmp.path() / "out");
-    KILN_REQUIRE_HOOK(log, "read_errno");
-    EXPECT_EQ(r.code(), 2) << args[0] << ": " << r.err;
-    EXPECT_EQ(r.err, prefix + fifo.string() + ": a FIFO with no writer (waited 2000 ms)\n")
-        << args[0];
-    EXPECT_TRUE(Entries(tmp.path() / "o").empty()) << args[0];
-  }
+  ExpectFifoReadFaultIsAnIoError("read_errno:0:" + std::to_string(EAGAIN), "read_errno",
+                                 "a FIFO with no writer (waited 2000 ms)");
 }
 
 // An output whose write() accepts nothing (returns 0: a device, or a FUSE
